@@ -1,0 +1,130 @@
+/*
+ * api.c - the public edges: argument checks, errno, abort messages, zeroing
+ * and vrealloc.  Everything below returns error codes; only this file turns
+ * them into NULL/errno or an abort.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "area.h"
+#include "init.h"
+#include "purge.h"
+#include "uvmalloc.h"
+#include "vnode.h"
+
+/* No request can be larger than a 47-bit user address space; this also keeps every sum below from overflowing. */
+#define UVM_MAX_SIZE ((size_t)1 << 47)
+
+#define CALLER() __builtin_extract_return_addr(__builtin_return_address(0))
+
+static __attribute__((noreturn, cold)) void invalid_pointer(const char *fn, const void *p)
+{
+	char msg[128];
+	int n = snprintf(msg, sizeof(msg), "uvmalloc: %s(): invalid pointer %p\n", fn, p);
+
+	if (n > 0 && write(2, msg, (size_t)n) < 0)
+		abort();
+	abort();
+}
+
+static void *fail(int err)
+{
+	errno = err;
+	return NULL;
+}
+
+/* Every allocation function funnels here. */
+static void *alloc(size_t size, size_t align, int zero, const void *caller)
+{
+	struct vmap_area *va;
+	int err;
+
+	if (unlikely(!size))
+		return fail(EINVAL);
+	if (unlikely(!is_pow2(align)))
+		return fail(EINVAL);
+	if (unlikely(size > UVM_MAX_SIZE || align > UVM_MAX_SIZE))
+		return fail(ENOMEM);
+	if (unlikely((err = uvm_init())))
+		return fail(err);
+	if (align < UVM_PAGE_SIZE)
+		align = UVM_PAGE_SIZE;
+	va = area_alloc(align_up(size, UVM_PAGE_SIZE), align, caller, &err);
+	if (unlikely(!va))
+		return fail(err);
+	/* Fresh ranges from the tree read as zero; a pooled one may hold old data. */
+	if (zero && (va->flags & VA_FROM_POOL))
+		memset((void *)va->va_start, 0, area_usable(va));
+	return (void *)va->va_start;
+}
+
+void *uvm_vmalloc(size_t size) { return alloc(size, UVM_PAGE_SIZE, 0, CALLER()); }
+void *uvm_vzalloc(size_t size) { return alloc(size, UVM_PAGE_SIZE, 1, CALLER()); }
+void *uvm_vmalloc_huge(size_t size) { return alloc(size, UVM_PAGE_SIZE, 0, CALLER()); }
+void *uvm_vmalloc_aligned(size_t size, size_t align) { return alloc(size, align, 0, CALLER()); }
+
+void *uvm_vmalloc_node(size_t size, int node)
+{
+	if (node < -1)
+		return fail(EINVAL);
+	return alloc(size, UVM_PAGE_SIZE, 0, CALLER());
+}
+
+/* The busy area that starts at p, or an abort naming fn: only uvm_* pointers come here. */
+static struct vmap_area *busy_area(const char *fn, const void *p, int unlink)
+{
+	struct vmap_area *va = NULL;
+
+	if (!uvm_init())
+		va = unlink ? vn_busy_unlink((uintptr_t)p) : vn_busy_find((uintptr_t)p);
+	if (unlikely(!va))
+		invalid_pointer(fn, p);
+	return va;
+}
+
+void uvm_vfree(void *p)
+{
+	if (!p)
+		return;
+	area_free(busy_area("uvm_vfree", p, 1));
+}
+
+size_t uvm_vsize(const void *p)
+{
+	return p ? area_usable(busy_area("uvm_vsize", p, 0)) : 0;
+}
+
+void *uvm_vrealloc(void *p, size_t size)
+{
+	struct vmap_area *va;
+	size_t usable;
+	void *q;
+
+	if (!p)
+		return alloc(size, UVM_PAGE_SIZE, 0, CALLER());
+	va = busy_area("uvm_vrealloc", p, 0);
+	if (!size) {
+		uvm_vfree(p);
+		return NULL;
+	}
+	if (size > UVM_MAX_SIZE)
+		return fail(ENOMEM);
+	usable = align_up(size, UVM_PAGE_SIZE);
+	if (!area_resize(va, usable))
+		return p;
+	q = alloc(size, UVM_PAGE_SIZE, 0, va->caller);
+	if (!q)
+		return NULL;
+	memcpy(q, p, area_usable(va) < usable ? area_usable(va) : usable);
+	uvm_vfree(p);
+	return q;
+}
+
+void uvm_purge(void)
+{
+	if (!uvm_init())
+		purge_now(1);
+}

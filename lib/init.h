@@ -1,0 +1,23 @@
+/*
+ * init.h - bringing lib/ up once, and keeping it whole across fork().
+ */
+#ifndef UVM_INIT_H
+#define UVM_INIT_H
+
+#include <stdatomic.h>
+
+#include "util.h"
+
+extern atomic_bool uvm_ready;
+
+int init_slow(void);
+
+/* 0 when the allocator is up; else the errno that kept it down.  One load on the fast path. */
+static inline int uvm_init(void)
+{
+	if (likely(atomic_load_explicit(&uvm_ready, memory_order_acquire)))
+		return 0;
+	return init_slow();
+}
+
+#endif

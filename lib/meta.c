@@ -1,0 +1,91 @@
+/*
+ * meta.c - the vmap_area object pool.  It sits under the free tree's slow
+ * path only: an area reused from a pool brings its own object back.
+ */
+#include "meta.h"
+
+#include "lock.h"
+#include "os.h"
+
+#define META_CHUNK (256 * 1024)
+
+static struct {
+	uvm_lock_t lock;
+	struct vmap_area *free; /* singly linked through va_start */
+	char *bump, *end;
+	size_t live;
+} meta = { .lock = UVM_LOCK_INIT };
+
+static struct vmap_area *carve(void)
+{
+	struct vmap_area *va;
+
+	if (meta.bump == meta.end) {
+		char *chunk = os_alloc_meta(META_CHUNK);
+
+		if (!chunk)
+			return NULL;
+		meta.bump = chunk;
+		meta.end = chunk + META_CHUNK / sizeof(*va) * sizeof(*va);
+	}
+	va = (struct vmap_area *)meta.bump;
+	meta.bump += sizeof(*va);
+	return va;
+}
+
+struct vmap_area *meta_va_alloc(void)
+{
+	struct vmap_area *va;
+
+	uvm_lock(&meta.lock);
+	va = meta.free;
+	if (va)
+		meta.free = (struct vmap_area *)va->va_start;
+	else
+		va = carve();
+	if (va)
+		meta.live++;
+	uvm_unlock(&meta.lock);
+	return va;
+}
+
+static void push_free(struct vmap_area *va)
+{
+	va->va_start = (uintptr_t)meta.free;
+	meta.free = va;
+	meta.live--;
+}
+
+void meta_va_free(struct vmap_area *va)
+{
+	uvm_lock(&meta.lock);
+	push_free(va);
+	uvm_unlock(&meta.lock);
+}
+
+void meta_va_free_list(struct list_head *head)
+{
+	struct vmap_area *va, *n;
+
+	if (list_empty(head))
+		return;
+	uvm_lock(&meta.lock);
+	list_for_each_entry_safe(va, n, head, list)
+		push_free(va);
+	uvm_unlock(&meta.lock);
+	list_init(head);
+}
+
+size_t meta_va_live(void)
+{
+	size_t n;
+
+	uvm_lock(&meta.lock);
+	n = meta.live;
+	uvm_unlock(&meta.lock);
+	return n;
+}
+
+void meta_fork_prepare(void) { uvm_lock(&meta.lock); }
+void meta_fork_parent(void) { uvm_unlock(&meta.lock); }
+void meta_fork_child(void) { uvm_lock_init(&meta.lock); }

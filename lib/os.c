@@ -1,0 +1,111 @@
+/*
+ * os.c - the only file of lib/ that talks to the kernel's memory manager.
+ */
+#include "os.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+/* glibc 2.36 predates these; the kernel numbers are fixed ABI. */
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#define MADV_GUARD_REMOVE 103
+#endif
+#ifndef PR_SET_VMA
+#define PR_SET_VMA 0x53564d41
+#define PR_SET_VMA_ANON_NAME 0
+#endif
+
+static _Atomic uint64_t nr_mmap, nr_mprotect, nr_madvise, nr_prctl;
+static atomic_bool guards; /* UVM_GUARD=1 and the kernel has not refused it */
+
+static inline void count(_Atomic uint64_t *c) { atomic_fetch_add_explicit(c, 1, memory_order_relaxed); }
+
+int os_reserve(size_t size, uintptr_t *base)
+{
+	void *p;
+
+	count(&nr_mmap);
+	p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return ENOMEM;
+	/* Best effort: kernels without CONFIG_ANON_VMA_NAME answer EINVAL, and the region is then plain [anon]. */
+	count(&nr_prctl);
+	prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, size, (unsigned long)"uvmalloc");
+	*base = (uintptr_t)p;
+	return 0;
+}
+
+int os_commit(uintptr_t addr, size_t size)
+{
+	count(&nr_mprotect);
+	return mprotect((void *)addr, size, PROT_READ | PROT_WRITE) ? ENOMEM : 0;
+}
+
+int os_release(uintptr_t addr, size_t size)
+{
+	count(&nr_madvise);
+	return madvise((void *)addr, size, MADV_DONTNEED) ? errno : 0;
+}
+
+void *os_alloc_meta(size_t size)
+{
+	void *p;
+
+	count(&nr_mmap);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void os_init(int guard_pages) { atomic_store(&guards, guard_pages != 0); }
+
+/* Said once, by whichever thread saw the refusal first. */
+static void say_guard_missing(void)
+{
+	static const char msg[] = "uvmalloc: UVM_GUARD=1 but this kernel has no MADV_GUARD_INSTALL (Linux 6.13+): "
+				  "going on without guard pages\n";
+
+	if (atomic_exchange(&guards, false) && write(2, msg, sizeof(msg) - 1) < 0)
+		return;
+}
+
+int os_guard_install(uintptr_t addr, size_t size)
+{
+	if (!atomic_load_explicit(&guards, memory_order_relaxed))
+		return 0;
+	count(&nr_madvise);
+	if (!madvise((void *)addr, size, MADV_GUARD_INSTALL))
+		return 0;
+	if (errno != EINVAL)
+		return errno;
+	say_guard_missing();
+	return ENOSYS;
+}
+
+int os_guard_remove(uintptr_t addr, size_t size)
+{
+	if (!atomic_load_explicit(&guards, memory_order_relaxed))
+		return 0;
+	count(&nr_madvise);
+	return madvise((void *)addr, size, MADV_GUARD_REMOVE) ? errno : 0;
+}
+
+void os_stats(struct uvm_stats *st)
+{
+	st->mmap_calls = atomic_load_explicit(&nr_mmap, memory_order_relaxed);
+	st->mprotect_calls = atomic_load_explicit(&nr_mprotect, memory_order_relaxed);
+	st->madvise_calls = atomic_load_explicit(&nr_madvise, memory_order_relaxed);
+	st->syscalls = os_syscalls();
+}
+
+uint64_t os_syscalls(void)
+{
+	return atomic_load_explicit(&nr_mmap, memory_order_relaxed) +
+	       atomic_load_explicit(&nr_mprotect, memory_order_relaxed) +
+	       atomic_load_explicit(&nr_madvise, memory_order_relaxed) +
+	       atomic_load_explicit(&nr_prctl, memory_order_relaxed);
+}

@@ -1,0 +1,38 @@
+/*
+ * os.h - every mmap/mprotect/madvise/prctl call of lib/ goes through here:
+ * our "buddy allocator".  Each call is counted, so stats and tests can prove a
+ * path made none.  Functions return 0 or an errno value.
+ */
+#ifndef UVM_OS_H
+#define UVM_OS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uvmalloc.h"
+
+/* Reserve size bytes of address space: PROT_NONE, MAP_NORESERVE, named "uvmalloc" where the kernel can. */
+int os_reserve(size_t size, uintptr_t *base);
+/* Make [addr, addr + size) of a reservation readable and writable (no page is touched). */
+int os_commit(uintptr_t addr, size_t size);
+/* Give the pages of [addr, addr + size) back; the range reads as zeroes afterwards. */
+int os_release(uintptr_t addr, size_t size);
+/* Plain read/write anonymous memory for lib/'s own metadata. */
+void *os_alloc_meta(size_t size);
+
+/* Turn real guard pages on or off (UVM_GUARD); off, the guard calls below do nothing. */
+void os_init(int guard_pages);
+/*
+ * Guard pages (MADV_GUARD_INSTALL, Linux 6.13+): an access faults.  Where the
+ * kernel lacks it, os_guard_install says so once on stderr, returns ENOSYS
+ * and turns guard pages off for good.
+ */
+int os_guard_install(uintptr_t addr, size_t size);
+int os_guard_remove(uintptr_t addr, size_t size);
+
+/* Add the call counters into st (the os_* fields). */
+void os_stats(struct uvm_stats *st);
+/* Every syscall lib/ made so far: the number a fast path must leave unchanged. */
+uint64_t os_syscalls(void);
+
+#endif

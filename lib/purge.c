@@ -1,0 +1,168 @@
+/*
+ * purge.c - batch the giving back of lazily freed areas.
+ *
+ * Userspace difference: the kernel's purge batches TLB flushes, here the
+ * cost is the madvise syscall (and its TLB shootdown), so adjacent ranges,
+ * from every node, are merged into one call.  A lazily freed area that goes
+ * to a pool is not madvised at all: the pool keeps it backed, so the next
+ * allocation of its size reuses the pages with no syscall and no fault.  An
+ * area leaves a pool backed-and-reusable only by decay, and then it is given
+ * back like any other.  The purge runs inline on the thread whose free
+ * crossed the threshold (no helper thread in someone else's program).
+ *
+ * Userspace difference: a kernel pool holds address ranges whose pages were
+ * already freed; ours hold the pages too, so what pools keep is capped at
+ * lazy_max_pages, and the rest is given back.
+ */
+#include "purge.h"
+
+#include "arena.h"
+#include "lock.h"
+#include "options.h"
+#include "os.h"
+#include "vnode.h"
+
+static struct {
+	uvm_lock_t lock; /* vmap_purge_lock: one purge at a time */
+	size_t lazy_max;
+	uint64_t purges, purged_bytes;
+} purge = { .lock = UVM_LOCK_INIT };
+
+void purge_init(unsigned cpus)
+{
+	long long opt = option(OPT_LAZY_MAX);
+
+	purge.lazy_max = opt ? (size_t)opt : fls_ul(cpus) * ((32u << 20) >> UVM_PAGE_SHIFT);
+}
+
+size_t purge_lazy_max(void) { return purge.lazy_max; }
+
+/* Merge two address-sorted lists. */
+static void merge_sorted(struct list_head *a, struct list_head *b, struct list_head *out)
+{
+	while (!list_empty(a) && !list_empty(b)) {
+		struct vmap_area *x = list_first_entry(a, struct vmap_area, list);
+		struct vmap_area *y = list_first_entry(b, struct vmap_area, list);
+		struct vmap_area *m = x->va_start < y->va_start ? x : y;
+
+		list_del(&m->list);
+		list_add_tail(&m->list, out);
+	}
+	list_splice_tail(a, out);
+	list_splice_tail(b, out);
+}
+
+/* Sort by va_start: a merge sort on the list itself, nothing allocated. */
+static void sort_by_address(struct list_head *head)
+{
+	LIST_HEAD(left);
+	LIST_HEAD(right);
+	struct list_head *slow = head->next, *fast = head->next;
+
+	if (list_empty(head) || head->next->next == head)
+		return;
+	while (fast->next != head && fast->next->next != head) {
+		slow = slow->next;
+		fast = fast->next->next;
+	}
+	/* [head->next .. slow] to left, the rest to right. */
+	left.next = head->next;
+	left.next->prev = &left;
+	left.prev = slow;
+	right.next = slow->next;
+	right.next->prev = &right;
+	right.prev = head->prev;
+	right.prev->next = &right;
+	slow->next = &left;
+	list_init(head);
+	sort_by_address(&left);
+	sort_by_address(&right);
+	merge_sorted(&left, &right, head);
+}
+
+/* Guard markers survive MADV_DONTNEED, so ranges going back to the tree lose theirs too. */
+static void release_run(uintptr_t start, uintptr_t end)
+{
+	os_release(start, end - start);
+	os_guard_remove(start, end - start);
+}
+
+/* Give the pages of a sorted list back to the kernel, one call per run of touching ranges. */
+static void release_runs(struct list_head *sorted)
+{
+	struct vmap_area *va;
+	uintptr_t start = 0, end = 0;
+
+	list_for_each_entry(va, sorted, list) {
+		if (va->va_start != end) {
+			if (end)
+				release_run(start, end);
+			start = va->va_start;
+		}
+		end = va->va_end;
+		purge.purged_bytes += va_size(va);
+	}
+	if (end)
+		release_run(start, end);
+}
+
+static size_t purge_locked(int full)
+{
+	LIST_HEAD(lazy);
+	LIST_HEAD(release);
+	struct vmap_area *va, *n;
+	size_t lazy_pages = 0, decayed = 0, pooled;
+
+	for (unsigned id = 0; id < vn_count(); id++) {
+		vn_pool_decay(id, full, &release);
+		lazy_pages += vn_lazy_detach(id, &lazy);
+	}
+	list_for_each_entry(va, &release, list)
+		decayed += va_pages(va);
+	pooled = vn_pooled_pages();
+	list_for_each_entry_safe(va, n, &lazy, list) {
+		list_del(&va->list);
+		if (!full && va_pages(va) <= VN_POOL_PAGES && pooled + va_pages(va) <= purge.lazy_max) {
+			pooled += va_pages(va);
+			vn_pool_put(va);
+		} else {
+			list_add_tail(&va->list, &release);
+		}
+	}
+	sort_by_address(&release);
+	release_runs(&release);
+	arena_release(&release);
+	vn_lazy_sub(lazy_pages);
+	purge.purges++;
+	return decayed + lazy_pages;
+}
+
+size_t purge_now(int full)
+{
+	size_t pages;
+
+	uvm_lock(&purge.lock);
+	pages = purge_locked(full);
+	uvm_unlock(&purge.lock);
+	return pages;
+}
+
+void purge_if_over(size_t lazy)
+{
+	if (lazy <= purge.lazy_max || !uvm_trylock(&purge.lock))
+		return;
+	purge_locked(0);
+	uvm_unlock(&purge.lock);
+}
+
+void purge_stats(struct uvm_stats *st)
+{
+	uvm_lock(&purge.lock);
+	st->purges = purge.purges;
+	st->purged_bytes = purge.purged_bytes;
+	uvm_unlock(&purge.lock);
+}
+
+void purge_fork_prepare(void) { uvm_lock(&purge.lock); }
+void purge_fork_parent(void) { uvm_unlock(&purge.lock); }
+void purge_fork_child(void) { uvm_lock_init(&purge.lock); }

@@ -1,0 +1,33 @@
+/*
+ * purge.h - lazy freeing's second half (the kernel's __purge_vmap_area_lazy).
+ */
+#ifndef UVM_PURGE_H
+#define UVM_PURGE_H
+
+#include <stddef.h>
+
+#include "uvmalloc.h"
+
+void purge_init(unsigned cpus);
+/* lazy_max_pages(): fls(CPUs) * 32 MiB of pages, or UVM_LAZY_MAX. */
+size_t purge_lazy_max(void);
+
+/*
+ * Purge every node now.  Pools first decay by a quarter (all of them when
+ * full); then lazily freed areas of at most 256 pages refill their owner's
+ * pool still backed (not when full, and while pools hold less than
+ * lazy_max_pages), and everything else goes back to the
+ * kernel, one madvise per run of adjacent ranges, and into the free tree.
+ * Returns the pages that left the lazy lists and pools.
+ */
+size_t purge_now(int full);
+/* Called by a free that pushed the lazy count to lazy: purge unless another thread already is. */
+void purge_if_over(size_t lazy);
+
+void purge_stats(struct uvm_stats *st);
+
+void purge_fork_prepare(void);
+void purge_fork_parent(void);
+void purge_fork_child(void);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * uvmalloc.h - the public API of libuvmalloc, a userspace allocator built on
+ * the design of the Linux kernel's vmalloc.
+ *
+ * Every function is thread-safe and safe to call after fork().  Sizes are in
+ * bytes.  Every area starts on a page boundary (4096) at least and is
+ * followed by one guard page of address space, as a kernel vmap_area is.
+ *
+ * Errors (errno is set, as malloc does):
+ *   - an impossible size (larger than the address space can hold, or zero
+ *     for the allocation functions) gives NULL with errno ENOMEM / EINVAL;
+ *   - an alignment that is not a power of two gives NULL with errno EINVAL;
+ *   - running out of address space or memory gives NULL with errno ENOMEM.
+ * Passing a pointer that is not the start of a live area (foreign, interior,
+ * or already freed) to uvm_vfree, uvm_vrealloc or uvm_vsize prints
+ * "uvmalloc: <function>(): invalid pointer 0x..." on stderr and aborts.
+ *
+ * Settings come from UVM_* environment variables, listed in README.md.
+ */
+#ifndef UVMALLOC_H
+#define UVMALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UVMALLOC_VERSION_MAJOR 0
+#define UVMALLOC_VERSION_MINOR 1
+
+#define UVM_API __attribute__((visibility("default")))
+
+/* size bytes of memory, page aligned, contents undefined. NULL + EINVAL for size 0. */
+UVM_API void *uvm_vmalloc(size_t size);
+/* As uvm_vmalloc, zero-filled (fresh pages are zero already; reused ones are cleared). */
+UVM_API void *uvm_vzalloc(size_t size);
+/*
+ * As uvm_vmalloc, for large areas that should be backed by huge pages.
+ * Until the hugepage-aware backing lands this behaves as uvm_vmalloc.
+ */
+UVM_API void *uvm_vmalloc_huge(size_t size);
+/*
+ * As uvm_vmalloc, backed on NUMA node `node` (-1: the calling thread's node).
+ * Until the NUMA-aware backing lands this behaves as uvm_vmalloc; a node
+ * below -1 gives NULL + EINVAL.
+ */
+UVM_API void *uvm_vmalloc_node(size_t size, int node);
+/* As uvm_vmalloc, with the start aligned to align (a power of two; below a page means a page). */
+UVM_API void *uvm_vmalloc_aligned(size_t size, size_t align);
+/*
+ * Resize the area at p to size bytes, keeping its contents up to the smaller
+ * size.  Grows in place when the address range after the area is free,
+ * shrinks in place (the tail is freed), else moves.  p NULL: uvm_vmalloc(size).
+ * size 0: frees p and returns NULL (as the kernel's vrealloc).  On failure p is
+ * untouched and NULL is returned.
+ */
+UVM_API void *uvm_vrealloc(void *p, size_t size);
+/* Free the area that starts at p.  NULL does nothing. */
+UVM_API void uvm_vfree(void *p);
+/* Usable bytes of the area that starts at p (its size rounded up to pages, guard excluded); 0 for NULL. */
+UVM_API size_t uvm_vsize(const void *p);
+
+/* Purge now: every lazily freed and pooled area goes back to the kernel and to the free tree. */
+UVM_API void uvm_purge(void);
+
+/*
+ * This process's areas in the /proc/vmallocinfo format: one line per live
+ * area ("0xSTART-0xEND SIZE caller pages=N vmalloc"), SIZE counting the guard
+ * page, then one "unpurged vm_area" line per lazily freed area.
+ */
+UVM_API void uvm_vmallocinfo(FILE *f);
+
+/*
+ * A snapshot of the allocator.  Byte counts are address space and include
+ * each area's guard page, as /proc/vmallocinfo's sizes do.
+ */
+struct uvm_stats {
+	uint64_t regions;        /* reserved regions */
+	uint64_t reserved_bytes; /* address space reserved in all regions */
+	uint64_t committed_bytes;/* part of it made readable/writable so far */
+	uint64_t busy_bytes;     /* live areas (handed out, not freed) */
+	uint64_t busy_count;
+	uint64_t lazy_bytes;     /* freed, waiting for the next purge (may still be backed) */
+	uint64_t lazy_count;
+	uint64_t pooled_bytes;   /* purged into per-node pools: still backed, reusable without a syscall */
+	uint64_t pooled_count;
+	uint64_t free_bytes;     /* in the free tree (not backed) */
+	uint64_t free_count;     /* free ranges */
+	uint64_t largest_free;   /* largest free range */
+	uint64_t allocs;         /* successful allocations, all time */
+	uint64_t frees;
+	uint64_t pool_hits;      /* allocations served from a node pool */
+	uint64_t pool_misses;    /* allocations that went to the free tree */
+	uint64_t purges;         /* purges run */
+	uint64_t purged_bytes;   /* bytes given back to the kernel by purges */
+	uint64_t mmap_calls;     /* syscalls made by the library, by kind */
+	uint64_t mprotect_calls;
+	uint64_t madvise_calls;
+	uint64_t syscalls;       /* all of them (including prctl) */
+};
+
+/* Fill *st with a snapshot (each node consistent in itself). */
+UVM_API void uvm_stats(struct uvm_stats *st);
+
+/* Print every UVM_* setting: name, value in force, default, what it does. */
+UVM_API void uvm_settings(FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,85 @@
+/*
+ * vmap.h - struct vmap_area and the free-space tree (kernel mm/vmalloc.c §
+ * "free vmap_area tree").
+ *
+ * Glossary, used across lib/:
+ *   VA / area   a half-open address range [va_start, va_end) in a region;
+ *               a busy area's last page is its guard page.
+ *   free tree   every free range of every region: an rb-tree keyed by
+ *               address, augmented with subtree_max_size, plus the same
+ *               ranges on an address-sorted list for O(1) neighbours.
+ *   busy/lazy   an area handed out / freed but not yet purged (vnode.h).
+ *
+ * This file is pure data-structure code: no locks, no allocation.  VA objects
+ * come in from the caller, and objects freed by merging go out on a list the
+ * caller returns to the metadata pool after dropping its lock.
+ */
+#ifndef UVM_VMAP_H
+#define UVM_VMAP_H
+
+#include "rbtree.h"
+#include "util.h"
+
+/* va->flags: bits 0..7 state, bits 8.. owner node id + 1 (0: none), as the kernel's vn_id encoding. */
+#define VA_FROM_POOL 0x1u /* memory may hold old data: zeroing must memset */
+#define VA_OWNER_SHIFT 8
+
+struct vmap_area {
+	uintptr_t va_start, va_end;
+	struct rb_node rb;      /* free tree, or a node's busy tree */
+	struct list_head list;  /* free list, lazy list, pool list or a private list */
+	union {
+		size_t subtree_max_size; /* free tree only */
+		const void *caller;      /* busy and lazy only: who allocated it */
+	};
+	uint32_t flags;
+};
+
+static inline size_t va_size(const struct vmap_area *va) { return va->va_end - va->va_start; }
+static inline size_t va_pages(const struct vmap_area *va) { return va_size(va) >> UVM_PAGE_SHIFT; }
+
+struct va_tree {
+	struct rb_root root;
+	struct list_head list; /* every free VA in address order */
+};
+
+void va_tree_init(struct va_tree *t);
+
+/* Largest free range in the tree (the root's subtree_max_size). */
+size_t va_tree_largest(const struct va_tree *t);
+
+/*
+ * Carve [*addr, *addr + size) with *addr aligned to align and inside
+ * [vstart, vend) out of the lowest-addressed free range that can host it.
+ * A split in the middle needs a second VA object: *spare is used (and set to
+ * NULL) then; a range used whole leaves the tree and its object goes on
+ * absorbed.  Returns 0, or ENOMEM when nothing fits (or no spare was given
+ * for a split).
+ */
+int va_alloc(struct va_tree *t, size_t size, size_t align, uintptr_t vstart, uintptr_t vend,
+	     struct vmap_area **spare, struct list_head *absorbed, uintptr_t *addr);
+
+/*
+ * Give [va_start, va_end) back: merge with the free neighbours on both sides
+ * or link va on its own.  Objects absorbed by the merge go on absorbed.
+ * Returns EEXIST (and links nothing) if va overlaps a free range.
+ */
+int va_merge_or_add(struct va_tree *t, struct vmap_area *va, struct list_head *absorbed);
+
+/* The free VA that starts exactly at addr, or NULL (vrealloc's grow in place). */
+struct vmap_area *va_find_free_at(const struct va_tree *t, uintptr_t addr);
+
+/* Clip [addr, addr + size) out of the free range va (which must contain it); see va_alloc for spare. */
+int va_clip(struct va_tree *t, struct vmap_area *va, uintptr_t addr, size_t size, struct vmap_area **spare,
+	    struct list_head *absorbed);
+
+/* --- debug oracles (the kernel's DEBUG_AUGMENT_* checks), used by tests --- */
+
+/* 0 if the tree and list agree, are sorted, never overlap or touch, and every subtree_max_size is right. */
+int va_tree_check(const struct va_tree *t);
+/* The answer va_alloc would give, by a linear scan of the list (no pruning). */
+struct vmap_area *va_lowest_match_linear(const struct va_tree *t, size_t size, size_t align, uintptr_t vstart);
+/* The exact lowest fit by the tree search without the size + align - 1 pruning (the kernel's check mode). */
+struct vmap_area *va_lowest_match(const struct va_tree *t, size_t size, size_t align, uintptr_t vstart);
+
+#endif

@@ -1,0 +1,398 @@
+/*
+ * vnode.c - per-node busy trees, lazy trees and size-class pools.
+ *
+ * The fast paths: an allocation served by a pool takes the owner node's
+ * pool lock and then the address node's busy lock; a free takes the busy
+ * lock and then the owner's lazy lock.  Neither touches the free tree's
+ * global lock; the only global word they share is the lazy page count, an
+ * atomic (the kernel's vmap_lazy_nr).
+ */
+#define _GNU_SOURCE
+#include "vnode.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+
+#include "lock.h"
+#include "os.h"
+
+/* An address-keyed tree of areas with its lock and what it holds. */
+struct va_set {
+	uvm_lock_t lock;
+	struct rb_root root;
+	size_t nr, bytes;
+};
+
+struct vmap_pool {
+	struct list_head head; /* LIFO: the most recently purged area first */
+	size_t len;
+};
+
+struct vmap_node {
+	struct va_set busy uvm_cacheline_aligned;
+	uint64_t allocs, frees; /* under busy.lock */
+	struct va_set lazy uvm_cacheline_aligned;
+	struct {
+		uvm_lock_t lock;
+		size_t nr, bytes;
+		uint64_t hits, misses;
+		struct vmap_pool pool[VN_POOL_PAGES];
+	} pools uvm_cacheline_aligned;
+};
+
+static struct vmap_node *nodes;
+static unsigned nr_nodes;
+static _Atomic size_t lazy_nr uvm_cacheline_aligned;
+
+#define va_of(node) container_of(node, struct vmap_area, rb)
+
+static void va_set_init(struct va_set *s)
+{
+	uvm_lock_init(&s->lock);
+	s->root.node = NULL;
+	s->nr = s->bytes = 0;
+}
+
+int vn_init(unsigned nr)
+{
+	nodes = os_alloc_meta(nr * sizeof(*nodes));
+	if (!nodes)
+		return ENOMEM;
+	nr_nodes = nr;
+	for (unsigned i = 0; i < nr; i++) {
+		struct vmap_node *vn = &nodes[i];
+
+		va_set_init(&vn->busy);
+		va_set_init(&vn->lazy);
+		uvm_lock_init(&vn->pools.lock);
+		for (unsigned p = 0; p < VN_POOL_PAGES; p++)
+			list_init(&vn->pools.pool[p].head);
+	}
+	return 0;
+}
+
+unsigned vn_count(void) { return nr_nodes; }
+
+/* Userspace difference: threads, not CPUs.  sched_getcpu() reads rseq in glibc 2.35+, no syscall. */
+unsigned vn_owner_id(void)
+{
+	int cpu = sched_getcpu();
+
+	return cpu < 0 ? 0 : (unsigned)cpu % nr_nodes;
+}
+
+/* addr_to_node_id(): the address space is striped in 16-page zones round-robin over nodes. */
+static unsigned addr_to_id(uintptr_t addr) { return (unsigned)((addr / VN_ZONE_SIZE) % nr_nodes); }
+
+/* ------------------------------------------------------ address-keyed sets */
+
+static void set_insert(struct va_set *s, struct vmap_area *va)
+{
+	struct rb_node **link = &s->root.node, *parent = NULL;
+
+	while (*link) {
+		parent = *link;
+		link = va->va_start < va_of(parent)->va_start ? &parent->left : &parent->right;
+	}
+	rb_link_node(&va->rb, parent, link);
+	rb_insert(&va->rb, &s->root, NULL);
+	s->nr++;
+	s->bytes += va_size(va);
+}
+
+static void set_erase(struct va_set *s, struct vmap_area *va)
+{
+	rb_erase(&va->rb, &s->root, NULL);
+	s->nr--;
+	s->bytes -= va_size(va);
+}
+
+/* The area of s that contains addr (exact: only one starting at addr). */
+static struct vmap_area *set_find(const struct va_set *s, uintptr_t addr, int exact)
+{
+	const struct rb_node *n = s->root.node;
+
+	while (n) {
+		struct vmap_area *va = va_of(n);
+
+		if (addr < va->va_start)
+			n = n->left;
+		else if (addr >= va->va_end)
+			n = n->right;
+		else
+			return !exact || va->va_start == addr ? va : NULL;
+	}
+	return NULL;
+}
+
+static size_t set_snapshot(struct va_set *s, uintptr_t after, struct vmap_area *buf, size_t max)
+{
+	const struct rb_node *n, *first = NULL;
+	size_t k = 0;
+
+	uvm_lock(&s->lock);
+	for (n = s->root.node; n;) {
+		if (va_of(n)->va_start > after) {
+			first = n;
+			n = n->left;
+		} else {
+			n = n->right;
+		}
+	}
+	for (n = first; n && k < max; n = rb_next(n))
+		buf[k++] = *va_of(n);
+	uvm_unlock(&s->lock);
+	return k;
+}
+
+/* ------------------------------------------------------------------ busy */
+
+void vn_busy_insert(struct vmap_area *va)
+{
+	struct vmap_node *vn = &nodes[addr_to_id(va->va_start)];
+
+	uvm_lock(&vn->busy.lock);
+	set_insert(&vn->busy, va);
+	vn->allocs++;
+	uvm_unlock(&vn->busy.lock);
+}
+
+/* The area was filed under the zone of its start, so a start address needs one node only. */
+struct vmap_area *vn_busy_unlink(uintptr_t addr)
+{
+	struct vmap_node *vn = &nodes[addr_to_id(addr)];
+	struct vmap_area *va;
+
+	uvm_lock(&vn->busy.lock);
+	va = set_find(&vn->busy, addr, 1);
+	if (va) {
+		set_erase(&vn->busy, va);
+		vn->frees++;
+	}
+	uvm_unlock(&vn->busy.lock);
+	return va;
+}
+
+struct vmap_area *vn_busy_find(uintptr_t addr)
+{
+	struct vmap_node *vn = &nodes[addr_to_id(addr)];
+	struct vmap_area *va;
+
+	uvm_lock(&vn->busy.lock);
+	va = set_find(&vn->busy, addr, 1);
+	uvm_unlock(&vn->busy.lock);
+	return va;
+}
+
+/* find_vmap_area(): an area spanning several zones is filed under the zone of its start, so probe backwards. */
+int vn_busy_lookup(uintptr_t addr, struct vmap_area *out)
+{
+	unsigned id = addr_to_id(addr);
+
+	for (unsigned tried = 0; tried < nr_nodes; tried++, id = (id + nr_nodes - 1) % nr_nodes) {
+		struct vmap_node *vn = &nodes[id];
+		struct vmap_area *va;
+
+		uvm_lock(&vn->busy.lock);
+		va = set_find(&vn->busy, addr, 0);
+		if (va)
+			*out = *va;
+		uvm_unlock(&vn->busy.lock);
+		if (va)
+			return 1;
+	}
+	return 0;
+}
+
+void vn_busy_resize(struct vmap_area *va, uintptr_t new_end)
+{
+	struct vmap_node *vn = &nodes[addr_to_id(va->va_start)];
+
+	uvm_lock(&vn->busy.lock);
+	vn->busy.bytes = vn->busy.bytes - va_size(va) + (new_end - va->va_start);
+	va->va_end = new_end;
+	uvm_unlock(&vn->busy.lock);
+}
+
+size_t vn_busy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max)
+{
+	return set_snapshot(&nodes[id].busy, after, buf, max);
+}
+
+/* ------------------------------------------------------------------ lazy */
+
+size_t vn_lazy_add(struct vmap_area *va)
+{
+	struct vmap_node *vn = &nodes[va_owner(va) % nr_nodes];
+
+	uvm_lock(&vn->lazy.lock);
+	set_insert(&vn->lazy, va);
+	uvm_unlock(&vn->lazy.lock);
+	return atomic_fetch_add_explicit(&lazy_nr, va_pages(va), memory_order_relaxed) + va_pages(va);
+}
+
+static void tree_to_list(struct rb_node *n, struct list_head *out)
+{
+	while (n) {
+		tree_to_list(n->left, out);
+		list_add_tail(&va_of(n)->list, out);
+		n = n->right;
+	}
+}
+
+size_t vn_lazy_detach(unsigned id, struct list_head *out)
+{
+	struct va_set *s = &nodes[id].lazy;
+	struct rb_node *root;
+	size_t bytes;
+
+	uvm_lock(&s->lock);
+	root = s->root.node;
+	bytes = s->bytes;
+	s->root.node = NULL;
+	s->nr = s->bytes = 0;
+	uvm_unlock(&s->lock);
+	tree_to_list(root, out);
+	return bytes >> UVM_PAGE_SHIFT;
+}
+
+void vn_lazy_sub(size_t pages) { atomic_fetch_sub_explicit(&lazy_nr, pages, memory_order_relaxed); }
+
+size_t vn_lazy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max)
+{
+	return set_snapshot(&nodes[id].lazy, after, buf, max);
+}
+
+/* ----------------------------------------------------------------- pools */
+
+/* node_pool_del_va(): look at the first entry only; a misaligned one goes to the tail and the caller takes the tree. */
+struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align)
+{
+	struct vmap_node *vn = &nodes[id];
+	struct vmap_pool *vp = &vn->pools.pool[pages - 1];
+	struct vmap_area *va = NULL;
+
+	if (__atomic_load_n(&vp->len, __ATOMIC_RELAXED)) {
+		uvm_lock(&vn->pools.lock);
+		if (!list_empty(&vp->head)) {
+			va = list_first_entry(&vp->head, struct vmap_area, list);
+			list_del(&va->list);
+			if (va->va_start & (align - 1)) {
+				list_add_tail(&va->list, &vp->head);
+				va = NULL;
+			} else {
+				__atomic_store_n(&vp->len, vp->len - 1, __ATOMIC_RELAXED);
+				vn->pools.nr--;
+				vn->pools.bytes -= va_size(va);
+				vn->pools.hits++;
+			}
+		}
+		uvm_unlock(&vn->pools.lock);
+	}
+	if (!va)
+		__atomic_fetch_add(&vn->pools.misses, 1, __ATOMIC_RELAXED);
+	return va;
+}
+
+void vn_pool_put(struct vmap_area *va)
+{
+	struct vmap_node *vn = &nodes[va_owner(va) % nr_nodes];
+	struct vmap_pool *vp = &vn->pools.pool[va_pages(va) - 1];
+
+	uvm_lock(&vn->pools.lock);
+	list_add(&va->list, &vp->head);
+	__atomic_store_n(&vp->len, vp->len + 1, __ATOMIC_RELAXED);
+	vn->pools.nr++;
+	vn->pools.bytes += va_size(va);
+	uvm_unlock(&vn->pools.lock);
+}
+
+size_t vn_pooled_pages(void)
+{
+	size_t bytes = 0;
+
+	for (unsigned i = 0; i < nr_nodes; i++) {
+		uvm_lock(&nodes[i].pools.lock);
+		bytes += nodes[i].pools.bytes;
+		uvm_unlock(&nodes[i].pools.lock);
+	}
+	return bytes >> UVM_PAGE_SHIFT;
+}
+
+void vn_pool_decay(unsigned id, int full, struct list_head *out)
+{
+	struct vmap_node *vn = &nodes[id];
+
+	uvm_lock(&vn->pools.lock);
+	for (unsigned p = 0; p < VN_POOL_PAGES && vn->pools.nr; p++) {
+		struct vmap_pool *vp = &vn->pools.pool[p];
+		size_t n = full ? vp->len : vp->len >> 2;
+
+		for (; n; n--) {
+			struct vmap_area *va = list_first_entry(&vp->head, struct vmap_area, list);
+
+			list_del(&va->list);
+			list_add_tail(&va->list, out);
+			__atomic_store_n(&vp->len, vp->len - 1, __ATOMIC_RELAXED);
+			vn->pools.nr--;
+			vn->pools.bytes -= va_size(va);
+		}
+	}
+	uvm_unlock(&vn->pools.lock);
+}
+
+/* ----------------------------------------------------------------- stats */
+
+void vn_stats(struct uvm_stats *st)
+{
+	for (unsigned i = 0; i < nr_nodes; i++) {
+		struct vmap_node *vn = &nodes[i];
+
+		uvm_lock(&vn->busy.lock);
+		st->busy_bytes += vn->busy.bytes;
+		st->busy_count += vn->busy.nr;
+		st->allocs += vn->allocs;
+		st->frees += vn->frees;
+		uvm_unlock(&vn->busy.lock);
+		uvm_lock(&vn->lazy.lock);
+		st->lazy_bytes += vn->lazy.bytes;
+		st->lazy_count += vn->lazy.nr;
+		uvm_unlock(&vn->lazy.lock);
+		uvm_lock(&vn->pools.lock);
+		st->pooled_bytes += vn->pools.bytes;
+		st->pooled_count += vn->pools.nr;
+		st->pool_hits += vn->pools.hits;
+		st->pool_misses += __atomic_load_n(&vn->pools.misses, __ATOMIC_RELAXED);
+		uvm_unlock(&vn->pools.lock);
+	}
+}
+
+/* ------------------------------------------------------------------ fork */
+
+void vn_fork_prepare(void)
+{
+	for (unsigned i = 0; i < nr_nodes; i++) {
+		uvm_lock(&nodes[i].pools.lock);
+		uvm_lock(&nodes[i].busy.lock);
+		uvm_lock(&nodes[i].lazy.lock);
+	}
+}
+
+void vn_fork_parent(void)
+{
+	for (unsigned i = 0; i < nr_nodes; i++) {
+		uvm_unlock(&nodes[i].lazy.lock);
+		uvm_unlock(&nodes[i].busy.lock);
+		uvm_unlock(&nodes[i].pools.lock);
+	}
+}
+
+void vn_fork_child(void)
+{
+	for (unsigned i = 0; i < nr_nodes; i++) {
+		uvm_lock_init(&nodes[i].lazy.lock);
+		uvm_lock_init(&nodes[i].busy.lock);
+		uvm_lock_init(&nodes[i].pools.lock);
+	}
+}

@@ -1,0 +1,71 @@
+/*
+ * vnode.h - vmap nodes (the kernel's struct vmap_node, v6.9+).
+ *
+ * Two partitions, as in the kernel:
+ *   - busy trees by address: an area is filed under the node of the 16-page
+ *     zone its start falls in, so a free finds it from the pointer alone;
+ *   - lazy lists and pools by owner: the node of the CPU that allocated the
+ *     area, so a freed area comes back to the CPU that asked for it.
+ * Each of the three parts has its own lock; no path takes two node locks at
+ * once.
+ */
+#ifndef UVM_VNODE_H
+#define UVM_VNODE_H
+
+#include "vmap.h"
+#include "uvmalloc.h"
+
+#define VN_POOL_PAGES 256 /* pools hold areas of 1..256 pages, guard included (MAX_VA_SIZE_PAGES) */
+#define VN_ZONE_SIZE (16 * UVM_PAGE_SIZE)
+#define VN_MAX_NODES 128
+
+/* Set up nr nodes (1..VN_MAX_NODES) from metadata memory.  0 or ENOMEM. */
+int vn_init(unsigned nr);
+unsigned vn_count(void);
+
+/* The owner slot for an allocation made now: the current CPU's node. */
+unsigned vn_owner_id(void);
+static inline unsigned va_owner(const struct vmap_area *va) { return (va->flags >> VA_OWNER_SHIFT) - 1; }
+static inline void va_set_owner(struct vmap_area *va, unsigned id)
+{
+	va->flags = (va->flags & ((1u << VA_OWNER_SHIFT) - 1)) | ((id + 1) << VA_OWNER_SHIFT);
+}
+
+/* Busy side. */
+void vn_busy_insert(struct vmap_area *va);
+/* Unlink and return the busy area that starts exactly at addr, or NULL. */
+struct vmap_area *vn_busy_unlink(uintptr_t addr);
+/* The busy area that starts exactly at addr, or NULL.  Valid while its owner does not free it. */
+struct vmap_area *vn_busy_find(uintptr_t addr);
+/* Copy the busy area that contains addr (any byte of it, guard included) into *out.  True if found. */
+int vn_busy_lookup(uintptr_t addr, struct vmap_area *out);
+/* Move the end of busy area va (vrealloc), keeping the node's byte count right. */
+void vn_busy_resize(struct vmap_area *va, uintptr_t new_end);
+
+/* Lazy side.  vn_lazy_add returns the pages now waiting in all nodes (the kernel's vmap_lazy_nr). */
+size_t vn_lazy_add(struct vmap_area *va);
+/* Move node id's lazy list onto out; returns its pages. */
+size_t vn_lazy_detach(unsigned id, struct list_head *out);
+/* Subtract purged pages from the global lazy count. */
+void vn_lazy_sub(size_t pages);
+
+/* Pools.  vn_pool_get takes an area of exactly pages pages whose start is aligned to align, or NULL. */
+struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align);
+void vn_pool_put(struct vmap_area *va);
+/* Pages held in all pools. */
+size_t vn_pooled_pages(void);
+/* Move 1/4 of each pool (all of it when full) onto out, most recently added first (decay_va_pool_node). */
+void vn_pool_decay(unsigned id, int full, struct list_head *out);
+
+/* Iteration for vmallocinfo: copy up to max busy (or lazy) areas of node id with va_start > after into buf. */
+size_t vn_busy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max);
+size_t vn_lazy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max);
+
+/* Add the node counters (busy, lazy, pooled, allocs, frees, pool hits/misses) into st. */
+void vn_stats(struct uvm_stats *st);
+
+void vn_fork_prepare(void);
+void vn_fork_parent(void);
+void vn_fork_child(void);
+
+#endif
