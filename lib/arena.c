@@ -37,9 +37,7 @@ static struct {
 	uvm_lock_t commit_lock; /* serialises mprotect of a region's boundary */
 	struct region regions[MAX_REGIONS];
 	_Atomic int nr_regions;
-} arena = { .lock = UVM_LOCK_INIT, .commit_lock = UVM_LOCK_INIT };
-
-void arena_init(void) { va_tree_init(&arena.free); }
+} arena = { .lock = UVM_LOCK_INIT, .free = { { NULL }, LIST_HEAD_INIT(arena.free.list) }, .commit_lock = UVM_LOCK_INIT };
 
 static struct region *region_of(uintptr_t addr)
 {

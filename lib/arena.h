@@ -9,8 +9,6 @@
 #include "vmap.h"
 #include "uvmalloc.h"
 
-void arena_init(void);
-
 /*
  * Carve size bytes aligned to align out of the free tree into va
  * (va_start/va_end set) and commit it.  ENOMEM when nothing fits: the caller

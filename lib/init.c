@@ -2,7 +2,11 @@
  * init.c - start-up and fork.
  *
  * The first call of any uvm_* function sets everything up under
- * pthread_once: options, vmap nodes, the first region.  fork() in a threaded
+ * pthread_once: options, vmap nodes, the first region.  The fork handlers are
+ * registered at load time, before any second thread can exist, and the
+ * prepare handler first takes the set-up lock: a fork() racing with the first
+ * allocations of other threads waits for the set-up to finish instead of
+ * leaving the child half set up.  fork() in a threaded
  * program takes every lock of lib/ in the prepare handler, in the order the
  * code nests them (purge first), so the child starts with consistent trees;
  * the child then re-initialises its locks rather than unlocking locks that
@@ -10,11 +14,11 @@
  */
 #include "init.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <sys/sysinfo.h>
 
 #include "arena.h"
+#include "lock.h"
 #include "meta.h"
 #include "options.h"
 #include "os.h"
@@ -25,8 +29,11 @@ atomic_bool uvm_ready;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int init_err;
 
+static uvm_lock_t init_lock = UVM_LOCK_INIT;
+
 static void fork_prepare(void)
 {
+	uvm_lock(&init_lock);
 	purge_fork_prepare();
 	vn_fork_prepare();
 	arena_fork_prepare();
@@ -39,6 +46,7 @@ static void fork_parent(void)
 	arena_fork_parent();
 	vn_fork_parent();
 	purge_fork_parent();
+	uvm_unlock(&init_lock);
 }
 
 static void fork_child(void)
@@ -47,6 +55,7 @@ static void fork_child(void)
 	arena_fork_child();
 	vn_fork_child();
 	purge_fork_child();
+	uvm_lock_init(&init_lock);
 }
 
 /* nr_vmap_nodes = clamp(CPUs, 1, 128), as mainline settled on. */
@@ -65,21 +74,25 @@ static void init_once(void)
 
 	if (cpus < 1)
 		cpus = 1;
+	uvm_lock(&init_lock);
 	options_init();
 	os_init((int)option(OPT_GUARD));
-	arena_init();
 	purge_init((unsigned)cpus);
 	init_err = vn_init(node_count((unsigned)cpus));
 	if (!init_err)
 		init_err = arena_grow(0, UVM_PAGE_SIZE);
-	if (!init_err && pthread_atfork(fork_prepare, fork_parent, fork_child))
-		init_err = ENOMEM;
 	if (!init_err)
 		atomic_store_explicit(&uvm_ready, true, memory_order_release);
+	uvm_unlock(&init_lock);
 }
 
 int init_slow(void)
 {
 	pthread_once(&once, init_once);
 	return init_err;
+}
+
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }

@@ -1,0 +1,77 @@
+/* tests/helpers.h - what several test files need: pinning, fault counts, RSS, death with a message. */
+#ifndef UVM_TEST_HELPERS_H
+#define UVM_TEST_HELPERS_H
+
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Pools belong to the CPU that allocated: a test of reuse stays on one CPU. */
+static inline void pin_to_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	cr_assert_eq(sched_setaffinity(0, sizeof(set), &set), 0);
+}
+
+static inline long minor_faults(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_minflt;
+}
+
+static inline long rss_bytes(void)
+{
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	cr_assert_not_null(f);
+	cr_assert_eq(fscanf(f, "%ld %ld", &pages, &rss), 2);
+	fclose(f);
+	return rss * 4096;
+}
+
+/*
+ * Run fn in a child whose stderr is captured; the child must die of signal
+ * sig and its stderr must contain want.
+ */
+static inline void expect_death(void (*fn)(void *), void *arg, int sig, const char *want)
+{
+	int fds[2];
+	char buf[512] = { 0 };
+	size_t got = 0;
+	ssize_t n;
+	int status;
+	pid_t pid;
+
+	cr_assert_eq(pipe(fds), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		dup2(fds[1], 2);
+		close(fds[0]);
+		fn(arg);
+		_exit(0);
+	}
+	close(fds[1]);
+	while (got < sizeof(buf) - 1 && (n = read(fds[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)n;
+	close(fds[0]);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == sig, "child did not die of signal %d (status %#x)", sig, status);
+	if (want)
+		cr_assert_not_null(strstr(buf, want), "stderr was \"%s\", expected \"%s\"", buf, want);
+}
+
+#endif

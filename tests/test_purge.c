@@ -1,0 +1,164 @@
+/*
+ * tests/test_purge.c - lazy freeing, pools and purge (lib/vnode.c,
+ * lib/purge.c): reuse without syscalls or faults, the threshold, batching
+ * into merged madvise runs, decay, and RSS really falling.
+ */
+#include "helpers.h"
+
+#include "arena.h"
+#include "os.h"
+#include "purge.h"
+#include "uvmalloc.h"
+
+static struct uvm_stats stats(void)
+{
+	struct uvm_stats st;
+
+	uvm_stats(&st);
+	return st;
+}
+
+static void no_auto_purge(void) { setenv("UVM_LAZY_MAX", "1000000", 1); }
+
+/* A purged area comes back from its pool: no syscall, no page fault, same addresses. */
+Test(purge, pool_reuse_without_syscalls_or_faults, .init = no_auto_purge)
+{
+	enum { N = 200, PAGES = 3 };
+	static char *first[N], *again[N];
+
+	pin_to_cpu0();
+	for (int i = 0; i < N; i++) {
+		first[i] = uvm_vmalloc(PAGES * 4096);
+		memset(first[i], 0x5a, PAGES * 4096);
+	}
+	for (int i = 0; i < N; i++)
+		uvm_vfree(first[i]);
+	purge_now(0);
+	cr_assert_eq(stats().pooled_count, N);
+	cr_assert_eq(stats().lazy_count, 0);
+
+	memset(again, 0, sizeof(again)); /* the test's own first touches are not ours to count */
+	uint64_t calls = os_syscalls(), hits = stats().pool_hits;
+	long faults = minor_faults();
+	for (int i = 0; i < N; i++) {
+		again[i] = uvm_vmalloc(PAGES * 4096);
+		memset(again[i], 0xa5, PAGES * 4096);
+	}
+	long faulted = minor_faults() - faults;
+	cr_assert_eq(os_syscalls(), calls, "reuse made %lu syscalls", (unsigned long)(os_syscalls() - calls));
+	cr_assert_eq(faulted, 0, "reuse took %ld page faults", faulted);
+	cr_assert_eq(stats().pool_hits - hits, N);
+	for (int i = 0; i < N; i++) {
+		int found = 0;
+
+		for (int k = 0; k < N && !found; k++)
+			found = again[i] == first[k];
+		cr_assert(found, "%p did not come from the pool", again[i]);
+	}
+}
+
+/* Crossing lazy_max_pages runs exactly one purge, which empties every lazy list. */
+Test(purge, threshold_triggers_one_batched_purge)
+{
+	enum { N = 600 };
+	static char *p[N];
+
+	setenv("UVM_LAZY_MAX", "1000", 1);
+	pin_to_cpu0();
+	for (int i = 0; i < N; i++)
+		p[i] = uvm_vmalloc(4096); /* 2 pages with the guard */
+	cr_assert_eq(purge_lazy_max(), 1000);
+	for (int i = 0; i < 500; i++)
+		uvm_vfree(p[i]);
+	cr_assert_eq(stats().purges, 0, "purged below the threshold");
+	cr_assert_eq(stats().lazy_count, 500);
+	uvm_vfree(p[500]); /* 1002 pages > 1000 */
+	cr_assert_eq(stats().purges, 1);
+	cr_assert_eq(stats().lazy_count, 0);
+	cr_assert_eq(stats().pooled_count, 500, "pools hold lazy_max pages at most: 500 areas of 2 pages");
+	for (int i = 501; i < N; i++)
+		uvm_vfree(p[i]);
+	cr_assert_eq(stats().purges, 1);
+	cr_assert_eq(arena_check(), 0);
+}
+
+/* Adjacent lazily freed areas too big for a pool leave in one madvise. */
+Test(purge, adjacent_ranges_merge_into_one_madvise, .init = no_auto_purge)
+{
+	enum { N = 8 };
+	char *p[N];
+
+	for (int i = 0; i < N; i++) {
+		p[i] = uvm_vmalloc(300 * 4096);
+		p[i][0] = 1;
+		if (i)
+			cr_assert_eq(p[i], p[i - 1] + 301 * 4096, "fresh areas are not contiguous");
+	}
+	for (int i = 0; i < N; i++)
+		uvm_vfree(p[i]);
+	uint64_t before = stats().madvise_calls;
+	purge_now(0);
+	cr_assert_eq(stats().madvise_calls - before, 1);
+	cr_assert_eq(stats().purged_bytes, N * 301 * 4096);
+	cr_assert_eq(arena_check(), 0);
+}
+
+/* Each purge decays every pool by a quarter; a full purge empties them. */
+Test(purge, pools_decay, .init = no_auto_purge)
+{
+	enum { N = 100 };
+	char *p[N];
+
+	pin_to_cpu0();
+	for (int i = 0; i < N; i++)
+		p[i] = uvm_vmalloc(5 * 4096);
+	for (int i = 0; i < N; i++)
+		uvm_vfree(p[i]);
+	purge_now(0);
+	cr_assert_eq(stats().pooled_count, N);
+	purge_now(0);
+	cr_assert_eq(stats().pooled_count, 75);
+	purge_now(0);
+	cr_assert_eq(stats().pooled_count, 57);
+	uvm_purge();
+	cr_assert_eq(stats().pooled_count, 0);
+	cr_assert_eq(stats().lazy_count, 0);
+	cr_assert_eq(stats().busy_count, 0);
+	cr_assert_eq(arena_check(), 0);
+}
+
+/* uvm_vzalloc of a pooled (dirty) area still returns zeroes. */
+Test(purge, vzalloc_clears_pooled_memory, .init = no_auto_purge)
+{
+	pin_to_cpu0();
+	unsigned char *p = uvm_vmalloc(7 * 4096);
+	memset(p, 0xee, 7 * 4096);
+	uvm_vfree(p);
+	purge_now(0);
+	unsigned char *q = uvm_vzalloc(7 * 4096);
+	cr_assert_eq(q, p, "expected the pooled area back");
+	for (int i = 0; i < 7 * 4096; i++)
+		cr_assert_eq(q[i], 0, "byte %d not zero", i);
+}
+
+/* Memory is really given back: RSS falls after freeing and purging 256 MiB. */
+Test(purge, rss_falls_after_purge)
+{
+	enum { N = 64, SZ = 4 << 20 };
+	char *p[N];
+	long base = rss_bytes();
+
+	for (int i = 0; i < N; i++) {
+		p[i] = uvm_vmalloc(SZ);
+		memset(p[i], 1, SZ);
+	}
+	long full = rss_bytes();
+	cr_assert_gt(full - base, 250L << 20, "RSS grew by %ld only", full - base);
+	for (int i = 0; i < N; i++)
+		uvm_vfree(p[i]);
+	uvm_purge();
+	long after = rss_bytes();
+	cr_assert_lt(after - base, 8L << 20, "RSS still %ld MiB above the start", (after - base) >> 20);
+	cr_assert_eq(stats().busy_count, 0);
+	cr_assert_eq(stats().pooled_bytes + stats().lazy_bytes, 0);
+}

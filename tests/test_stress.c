@@ -1,0 +1,177 @@
+/*
+ * tests/test_stress.c - threads allocating, filling each block with its own
+ * pattern, checking and freeing it, also freeing each other's blocks through
+ * a shared exchange; and fork() while other threads allocate.
+ */
+#include "helpers.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "uvmalloc.h"
+
+#define THREADS 8
+#define LIVE 64
+#define EXCHANGE 256
+
+struct block {
+	uint64_t *p;
+	size_t words;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct block slot[EXCHANGE];
+} ex = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static atomic_long checked;
+
+static uint64_t pattern(const uint64_t *p, size_t i) { return ((uintptr_t)p * 0x9e3779b97f4a7c15ULL) ^ (i * 0x2545f4914f6cdd1dULL); }
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Write the pattern on the first and last word of every page. */
+static void fill(struct block b)
+{
+	for (size_t i = 0; i < b.words; i += 512) {
+		b.p[i] = pattern(b.p, i);
+		b.p[(i + 511 < b.words ? i + 511 : b.words - 1)] = pattern(b.p, i + 1);
+	}
+}
+
+static void check_and_free(struct block b)
+{
+	for (size_t i = 0; i < b.words; i += 512) {
+		cr_assert_eq(b.p[i], pattern(b.p, i), "block %p corrupted at word %zu", (void *)b.p, i);
+		cr_assert_eq(b.p[(i + 511 < b.words ? i + 511 : b.words - 1)], pattern(b.p, i + 1));
+	}
+	atomic_fetch_add(&checked, 1);
+	uvm_vfree(b.p);
+}
+
+static struct block new_block(uint64_t *rng)
+{
+	uint64_t r = xorshift(rng);
+	size_t pages = r % 16 ? 1 + r % 32 : 200 + r % 900; /* pool sizes mostly, some from the tree */
+	size_t align = r % 11 == 0 ? (size_t)4096 << (r % 7) : 4096;
+	struct block b = { uvm_vmalloc_aligned(pages * 4096, align), pages * 512 };
+
+	cr_assert_not_null(b.p);
+	cr_assert_eq((uintptr_t)b.p % align, 0);
+	fill(b);
+	return b;
+}
+
+static void *worker(void *arg)
+{
+	uint64_t rng = 0x1234567ULL * (uintptr_t)arg + 1;
+	struct block live[LIVE] = { 0 };
+
+	for (int it = 0; it < 6000; it++) {
+		int k = (int)(xorshift(&rng) % LIVE);
+
+		if (live[k].p) {
+			if (xorshift(&rng) % 4 == 0) {
+				/* Hand it to whoever comes next; free what was there. */
+				pthread_mutex_lock(&ex.lock);
+				struct block *slot = &ex.slot[xorshift(&rng) % EXCHANGE], old = *slot;
+				*slot = live[k];
+				pthread_mutex_unlock(&ex.lock);
+				if (old.p)
+					check_and_free(old);
+			} else {
+				check_and_free(live[k]);
+			}
+		}
+		live[k] = new_block(&rng);
+	}
+	for (int k = 0; k < LIVE; k++)
+		if (live[k].p)
+			check_and_free(live[k]);
+	return NULL;
+}
+
+Test(stress, threads_free_each_others_blocks, .timeout = 240)
+{
+	pthread_t t[THREADS];
+	struct uvm_stats st;
+
+	setenv("UVM_LAZY_MAX", "4096", 1); /* purge often */
+	for (long i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, worker, (void *)(i + 1));
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < EXCHANGE; i++)
+		if (ex.slot[i].p)
+			check_and_free(ex.slot[i]);
+	uvm_stats(&st);
+	cr_assert_eq(st.busy_count, 0);
+	cr_assert_eq(st.allocs, st.frees);
+	cr_assert_eq((long)st.allocs, atomic_load(&checked));
+	cr_assert_gt(st.purges, 0);
+	uvm_purge();
+	cr_assert_eq(arena_check(), 0);
+	uvm_stats(&st);
+	cr_assert_eq(st.free_bytes, st.reserved_bytes - st.regions * 4096);
+}
+
+static atomic_bool stop;
+
+static void *churn(void *arg)
+{
+	uint64_t rng = (uintptr_t)arg;
+
+	while (!atomic_load(&stop)) {
+		struct block b = new_block(&rng);
+
+		check_and_free(b);
+	}
+	return NULL;
+}
+
+/* The child of a fork taken while other threads allocate: allocate, purge, and check. */
+static int child_work(void)
+{
+	uint64_t rng = 99;
+	struct block b[32];
+
+	for (int round = 0; round < 20; round++) {
+		for (int i = 0; i < 32; i++)
+			b[i] = new_block(&rng);
+		for (int i = 0; i < 32; i++)
+			check_and_free(b[i]);
+	}
+	uvm_purge();
+	return arena_check() == 0 ? 0 : 3;
+}
+
+Test(stress, fork_while_threads_allocate, .timeout = 240)
+{
+	pthread_t t[4];
+
+	setenv("UVM_LAZY_MAX", "2048", 1);
+	for (long i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, churn, (void *)(i + 7));
+	for (int f = 0; f < 30; f++) {
+		int status;
+		pid_t pid = fork();
+
+		cr_assert_geq(pid, 0);
+		if (!pid)
+			_exit(child_work());
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d ended with status %#x", f, status);
+	}
+	atomic_store(&stop, true);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	cr_assert_eq(arena_check(), 0);
+}
