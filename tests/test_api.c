@@ -86,6 +86,9 @@ Test(api, address_space_exhaustion_is_enomem)
 {
 	struct rlimit rl;
 
+#ifdef __SANITIZE_ADDRESS__
+	cr_skip_test("AddressSanitizer's shadow memory cannot live under an RLIMIT_AS limit");
+#endif
 	cr_assert_not_null(uvm_vmalloc(4096)); /* the first region exists */
 	getrlimit(RLIMIT_AS, &rl);
 	rl.rlim_cur = (rlim_t)128 << 30;
