@@ -38,31 +38,16 @@ static void replace_child(struct rb_root *root, struct rb_node *old, struct rb_n
 		set_parent(new, p);
 }
 
-static void rotate_left(struct rb_root *root, struct rb_node *x, rb_update_fn update)
+/* Rotate x down to side dir (0: left, x's right child rises; 1: right). */
+static void rotate(struct rb_root *root, struct rb_node *x, int dir, rb_update_fn update)
 {
-	struct rb_node *y = x->right;
+	struct rb_node *y = x->child[!dir];
 
-	x->right = y->left;
-	if (y->left)
-		set_parent(y->left, x);
+	x->child[!dir] = y->child[dir];
+	if (y->child[dir])
+		set_parent(y->child[dir], x);
 	replace_child(root, x, y);
-	y->left = x;
-	set_parent(x, y);
-	if (update) {
-		update(x);
-		update(y);
-	}
-}
-
-static void rotate_right(struct rb_root *root, struct rb_node *x, rb_update_fn update)
-{
-	struct rb_node *y = x->left;
-
-	x->left = y->right;
-	if (y->right)
-		set_parent(y->right, x);
-	replace_child(root, x, y);
-	y->right = x;
+	y->child[dir] = x;
 	set_parent(x, y);
 	if (update) {
 		update(x);
@@ -86,50 +71,32 @@ static void propagate_all(struct rb_node *n, rb_update_fn update)
 
 void rb_insert(struct rb_node *z, struct rb_root *root, rb_update_fn update)
 {
+	struct rb_node *p;
+
 	if (update) {
 		update(z);
 		rb_propagate(rb_parent(z), update);
 	}
-	while (is_red(rb_parent(z))) {
-		struct rb_node *p = rb_parent(z), *g = rb_parent(p);
+	while (is_red(p = rb_parent(z))) {
+		struct rb_node *g = rb_parent(p); /* exists: a red node is never the root */
+		int dir = p == g->right;
+		struct rb_node *u = g->child[!dir];
 
-		if (p == g->left) {
-			struct rb_node *u = g->right;
-
-			if (is_red(u)) {
-				set_black(p);
-				set_black(u);
-				set_red(g);
-				z = g;
-				continue;
-			}
-			if (z == p->right) {
-				z = p;
-				rotate_left(root, z, update);
-				p = rb_parent(z);
-			}
+		if (is_red(u)) {
 			set_black(p);
+			set_black(u);
 			set_red(g);
-			rotate_right(root, g, update);
-		} else {
-			struct rb_node *u = g->left;
-
-			if (is_red(u)) {
-				set_black(p);
-				set_black(u);
-				set_red(g);
-				z = g;
-				continue;
-			}
-			if (z == p->left) {
-				z = p;
-				rotate_right(root, z, update);
-				p = rb_parent(z);
-			}
-			set_black(p);
-			set_red(g);
-			rotate_left(root, g, update);
+			z = g;
+			continue;
 		}
+		if (z == p->child[!dir]) {
+			z = p;
+			rotate(root, z, dir, update);
+			p = rb_parent(z);
+		}
+		set_black(p);
+		set_red(g);
+		rotate(root, g, !dir, update);
 	}
 	set_black(root->node);
 }
@@ -138,59 +105,32 @@ void rb_insert(struct rb_node *z, struct rb_root *root, rb_update_fn update)
 static void erase_fixup(struct rb_root *root, struct rb_node *x, struct rb_node *xp, rb_update_fn update)
 {
 	while (x != root->node && is_black(x)) {
-		if (x == xp->left) {
-			struct rb_node *w = xp->right;
+		int dir = x != xp->left;
+		struct rb_node *w = xp->child[!dir]; /* the sibling: never NULL while x is short of a black */
 
-			if (is_red(w)) {
-				set_black(w);
-				set_red(xp);
-				rotate_left(root, xp, update);
-				w = xp->right;
-			}
-			if (is_black(w->left) && is_black(w->right)) {
-				set_red(w);
-				x = xp;
-				xp = rb_parent(x);
-				continue;
-			}
-			if (is_black(w->right)) {
-				set_black(w->left);
-				set_red(w);
-				rotate_right(root, w, update);
-				w = xp->right;
-			}
-			copy_colour(w, xp);
-			set_black(xp);
-			set_black(w->right);
-			rotate_left(root, xp, update);
-		} else {
-			struct rb_node *w = xp->left;
-
-			if (is_red(w)) {
-				set_black(w);
-				set_red(xp);
-				rotate_right(root, xp, update);
-				w = xp->left;
-			}
-			if (is_black(w->left) && is_black(w->right)) {
-				set_red(w);
-				x = xp;
-				xp = rb_parent(x);
-				continue;
-			}
-			if (is_black(w->left)) {
-				set_black(w->right);
-				set_red(w);
-				rotate_left(root, w, update);
-				w = xp->left;
-			}
-			copy_colour(w, xp);
-			set_black(xp);
-			set_black(w->left);
-			rotate_right(root, xp, update);
+		if (is_red(w)) {
+			set_black(w);
+			set_red(xp);
+			rotate(root, xp, dir, update);
+			w = xp->child[!dir];
 		}
+		if (is_black(w->left) && is_black(w->right)) {
+			set_red(w);
+			x = xp;
+			xp = rb_parent(x);
+			continue;
+		}
+		if (is_black(w->child[!dir])) {
+			set_black(w->child[dir]);
+			set_red(w);
+			rotate(root, w, !dir, update);
+			w = xp->child[!dir];
+		}
+		copy_colour(w, xp);
+		set_black(xp);
+		set_black(w->child[!dir]);
+		rotate(root, xp, dir, update);
 		x = root->node;
-		break;
 	}
 	if (x)
 		set_black(x);

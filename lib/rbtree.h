@@ -16,7 +16,12 @@
 
 struct rb_node {
 	uintptr_t parent_color; /* parent pointer | colour in bit 0 (1 = black) */
-	struct rb_node *left, *right;
+	union {
+		struct {
+			struct rb_node *left, *right;
+		};
+		struct rb_node *child[2]; /* by direction: rebalancing is written once for both sides */
+	};
 };
 
 struct rb_root {
