@@ -49,8 +49,6 @@ static struct region *region_of(uintptr_t addr)
 	return NULL;
 }
 
-int arena_contains(uintptr_t addr) { return region_of(addr) != NULL; }
-
 /* Make [.., end) of r read/write, in steps of 1/8 of what is committed so the mprotect count stays logarithmic. */
 static int commit_to(struct region *r, uintptr_t end)
 {

@@ -21,8 +21,6 @@ int arena_grow(size_t size, size_t align);
 int arena_extend(struct vmap_area *va, size_t extra);
 /* Merge every VA on the list back into the free tree; absorbed objects go back to meta. */
 void arena_release(struct list_head *vas);
-/* True if addr lies in one of the regions. */
-int arena_contains(uintptr_t addr);
 
 void arena_stats(struct uvm_stats *st);
 /* 0 if the free tree passes va_tree_check and agrees with the free counters (test oracle). */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "meta.h"
 #include "uvmalloc.h"
 
 #define THREADS 8
@@ -121,6 +122,9 @@ Test(stress, threads_free_each_others_blocks, .timeout = 240)
 	cr_assert_eq(arena_check(), 0);
 	uvm_stats(&st);
 	cr_assert_eq(st.free_bytes, st.reserved_bytes - st.regions * 4096);
+	/* No vmap_area object leaked: with nothing busy, lazy or pooled, each one is a free range. */
+	cr_assert_eq(meta_va_live(), st.free_count, "%zu objects live for %lu free ranges", meta_va_live(),
+		     (unsigned long)st.free_count);
 }
 
 static atomic_bool stop;
