@@ -11,9 +11,10 @@
 
 #include "area.h"
 #include "init.h"
+#include "numa.h"
+#include "pcp.h"
 #include "purge.h"
 #include "uvmalloc.h"
-#include "vnode.h"
 
 /* No request can be larger than a 47-bit user address space; this also keeps every sum below from overflowing. */
 #define UVM_MAX_SIZE ((size_t)1 << 47)
@@ -37,7 +38,7 @@ static void *fail(int err)
 }
 
 /* Every allocation function funnels here. */
-static void *alloc(size_t size, size_t align, int zero, const void *caller)
+static void *alloc(size_t size, size_t align, int zero, int node, bool huge, const void *caller)
 {
 	struct vmap_area *va;
 	int err;
@@ -52,34 +53,36 @@ static void *alloc(size_t size, size_t align, int zero, const void *caller)
 		return fail(err);
 	if (align < UVM_PAGE_SIZE)
 		align = UVM_PAGE_SIZE;
-	va = area_alloc(align_up(size, UVM_PAGE_SIZE), align, caller, &err);
+	if (unlikely(node >= (int)numa_nodes()))
+		return fail(EINVAL);
+	va = area_alloc(align_up(size, UVM_PAGE_SIZE), align, node, huge, caller, &err);
 	if (unlikely(!va))
 		return fail(err);
-	/* Fresh ranges from the tree read as zero; a pooled one may hold old data. */
-	if (zero && (va->flags & VA_FROM_POOL))
+	/* Fresh ranges from the tree read as zero; a reused one may hold old data. */
+	if (zero && (va->flags & VA_REUSED))
 		memset((void *)va->va_start, 0, area_usable(va));
 	return (void *)va->va_start;
 }
 
-void *uvm_vmalloc(size_t size) { return alloc(size, UVM_PAGE_SIZE, 0, CALLER()); }
-void *uvm_vzalloc(size_t size) { return alloc(size, UVM_PAGE_SIZE, 1, CALLER()); }
-void *uvm_vmalloc_huge(size_t size) { return alloc(size, UVM_PAGE_SIZE, 0, CALLER()); }
-void *uvm_vmalloc_aligned(size_t size, size_t align) { return alloc(size, align, 0, CALLER()); }
+void *uvm_vmalloc(size_t size) { return alloc(size, UVM_PAGE_SIZE, 0, -1, false, CALLER()); }
+void *uvm_vzalloc(size_t size) { return alloc(size, UVM_PAGE_SIZE, 1, -1, false, CALLER()); }
+void *uvm_vmalloc_huge(size_t size) { return alloc(size, UVM_PAGE_SIZE, 0, -1, true, CALLER()); }
+void *uvm_vmalloc_aligned(size_t size, size_t align) { return alloc(size, align, 0, -1, false, CALLER()); }
 
 void *uvm_vmalloc_node(size_t size, int node)
 {
 	if (node < -1)
 		return fail(EINVAL);
-	return alloc(size, UVM_PAGE_SIZE, 0, CALLER());
+	return alloc(size, UVM_PAGE_SIZE, 0, node, false, CALLER());
 }
 
-/* The busy area that starts at p, or an abort naming fn: only uvm_* pointers come here. */
-static struct vmap_area *busy_area(const char *fn, const void *p, int unlink)
+/* The live area that starts at p, or an abort naming fn: only uvm_* pointers come here. */
+static struct vmap_area *busy_area(const char *fn, const void *p, int take)
 {
 	struct vmap_area *va = NULL;
 
 	if (!uvm_init())
-		va = unlink ? vn_busy_unlink((uintptr_t)p) : vn_busy_find((uintptr_t)p);
+		va = take ? area_take((uintptr_t)p) : area_find((uintptr_t)p);
 	if (unlikely(!va))
 		invalid_pointer(fn, p);
 	return va;
@@ -104,7 +107,7 @@ void *uvm_vrealloc(void *p, size_t size)
 	void *q;
 
 	if (!p)
-		return alloc(size, UVM_PAGE_SIZE, 0, CALLER());
+		return alloc(size, UVM_PAGE_SIZE, 0, -1, false, CALLER());
 	va = busy_area("uvm_vrealloc", p, 0);
 	if (!size) {
 		uvm_vfree(p);
@@ -115,7 +118,7 @@ void *uvm_vrealloc(void *p, size_t size)
 	usable = align_up(size, UVM_PAGE_SIZE);
 	if (!area_resize(va, usable))
 		return p;
-	q = alloc(size, UVM_PAGE_SIZE, 0, va->caller);
+	q = alloc(size, UVM_PAGE_SIZE, 0, (int)va_nid(va), false, va->caller);
 	if (!q)
 		return NULL;
 	memcpy(q, p, area_usable(va) < usable ? area_usable(va) : usable);
@@ -125,6 +128,8 @@ void *uvm_vrealloc(void *p, size_t size)
 
 void uvm_purge(void)
 {
-	if (!uvm_init())
-		purge_now(1);
+	if (uvm_init())
+		return;
+	pcp_drain_all();
+	purge_now(1);
 }

@@ -1,27 +1,53 @@
 /*
- * area.c - the life of one area (the kernel's alloc_vmap_area and
- * free_vmap_area_noflush).
+ * area.c - the life of one area (the kernel's alloc_vmap_area,
+ * vm_area_alloc_pages and free_vmap_area_noflush).
  *
- * Allocation: the owner node's pool of the exact page count (fast path: two
- * node locks, no syscall, pages still backed), else the free tree (slow path:
- * global lock), else a full purge and the tree again, else a new region.
- * The owner is recorded even when the pool missed, so the area's free feeds
- * that pool later ("populate pools based on demand").
+ * Allocation, in the order seed 003 asks for: the thread's own cache at the
+ * area's order, then higher orders (pcp.c); then the owner node's pool of
+ * the exact page count; then the NUMA node's free tree (a fresh range: it
+ * gets its huge body or its pages populated here); then, when the tree is
+ * full, every cache drained and a full purge, and the tree again; then a new
+ * region.  The owner is recorded even when the pool missed, so the area's
+ * free feeds that pool later ("populate pools based on demand").
+ *
+ * An area is live while the page map names it (arena.h): handing it out
+ * sets the slot, freeing takes it back with one atomic exchange, so a double
+ * or foreign free is caught without a lock.
  */
 #include "area.h"
 
 #include <errno.h>
 
 #include "arena.h"
+#include "huge.h"
 #include "meta.h"
+#include "numa.h"
+#include "options.h"
 #include "os.h"
+#include "pcp.h"
 #include "purge.h"
 #include "vnode.h"
 
 static void guard_install(uintptr_t page) { os_guard_install(page, UVM_PAGE_SIZE); }
 static void guard_remove(uintptr_t page) { os_guard_remove(page, UVM_PAGE_SIZE); }
 
-static uvm_noinline struct vmap_area *alloc_from_tree(size_t size, size_t align, int *err)
+static int tree_alloc(unsigned nid, struct vmap_area *va, size_t size, size_t align)
+{
+	int err = arena_alloc(nid, va, size, align);
+
+	/* reclaim_and_purge_vmap_areas(): what waits in caches, lazily or in pools may make room. */
+	if (err == ENOMEM) {
+		pcp_drain_all();
+		if (purge_now(1))
+			err = arena_alloc(nid, va, size, align);
+	}
+	if (err == ENOMEM && !arena_grow(nid, size, align))
+		err = arena_alloc(nid, va, size, align);
+	return err;
+}
+
+/* A fresh range from the free tree: unbacked, so its huge body or its population is decided now. */
+static struct vmap_area *alloc_fresh(unsigned nid, size_t size, size_t align, bool huge, int *err)
 {
 	struct vmap_area *va = meta_va_alloc();
 
@@ -29,69 +55,121 @@ static uvm_noinline struct vmap_area *alloc_from_tree(size_t size, size_t align,
 		*err = ENOMEM;
 		return NULL;
 	}
-	*err = arena_alloc(va, size, align);
-	/* reclaim_and_purge_vmap_areas(): what waits lazily or in pools may make room. */
-	if (*err == ENOMEM && purge_now(1))
-		*err = arena_alloc(va, size, align);
-	if (*err == ENOMEM && !arena_grow(size, align))
-		*err = arena_alloc(va, size, align);
+	*err = tree_alloc(nid, va, size, align);
 	if (*err) {
 		meta_va_free(va);
 		return NULL;
 	}
 	va->flags = 0;
+	va_set_nid(va, nid);
+	if (huge)
+		huge_back(va);
+	if (option(OPT_POPULATE))
+		os_populate(va->va_start, area_usable(va));
 	guard_install(va->va_end - UVM_PAGE_SIZE);
 	return va;
 }
 
-struct vmap_area *area_alloc(size_t usable, size_t align, const void *caller, int *err)
+static uvm_noinline struct vmap_area *alloc_slow(unsigned nid, size_t size, size_t align, bool huge, int *err)
 {
-	size_t size = usable + UVM_PAGE_SIZE;
 	unsigned owner = vn_owner_id();
 	struct vmap_area *va = NULL;
 
+	pcp_decay_maybe();
 	if (size <= VN_POOL_PAGES * UVM_PAGE_SIZE)
-		va = vn_pool_get(owner, size >> UVM_PAGE_SHIFT, align);
+		va = vn_pool_get(owner, size >> UVM_PAGE_SHIFT, align, nid);
 	if (va)
-		va->flags |= VA_FROM_POOL;
-	else if (!(va = alloc_from_tree(size, align, err)))
+		va->flags |= VA_REUSED;
+	else if (!(va = alloc_fresh(nid, size, align, huge, err)))
 		return NULL;
 	va_set_owner(va, owner);
-	va->caller = caller;
 	vn_busy_insert(va);
+	pcp_count_alloc();
+	return va;
+}
+
+struct vmap_area *area_alloc(size_t usable, size_t align, int node, bool huge_api, const void *caller, int *err)
+{
+	size_t size = usable + UVM_PAGE_SIZE;
+	unsigned nid = node < 0 ? numa_local() : (unsigned)node;
+	bool huge = huge_wanted(usable, huge_api);
+	struct vmap_area *va;
+
+	if (huge && align < HUGE_SIZE)
+		align = HUGE_SIZE;
+	va = pcp_get(nid, size >> UVM_PAGE_SHIFT, align);
+	if (va)
+		va->flags |= VA_REUSED;
+	else if (!(va = alloc_slow(nid, size, align, huge, err)))
+		return NULL;
+	__atomic_store_n(&va->caller, caller, __ATOMIC_RELAXED);
+	atomic_store_explicit(arena_slot(va->va_start), va, memory_order_release);
 	return va;
 }
 
 void area_free(struct vmap_area *va)
 {
-	purge_if_over(vn_lazy_add(va));
+	LIST_HEAD(one);
+
+	if (pcp_put(va))
+		return;
+	list_add(&va->list, &one);
+	purge_free_lazily(&one);
 }
 
-/* Cut the tail [new_end, va_end) off as an area of its own and free it lazily. */
+/* The page-map slot of a pointer that may start an area: page aligned and inside a region. */
+static va_slot_t *slot_of(uintptr_t addr)
+{
+	return addr & (UVM_PAGE_SIZE - 1) ? NULL : arena_slot(addr);
+}
+
+struct vmap_area *area_take(uintptr_t addr)
+{
+	va_slot_t *slot = slot_of(addr);
+
+	return slot ? atomic_exchange_explicit(slot, NULL, memory_order_acq_rel) : NULL;
+}
+
+struct vmap_area *area_find(uintptr_t addr)
+{
+	va_slot_t *slot = slot_of(addr);
+
+	return slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+}
+
+/* ----------------------------------------------------------- vrealloc */
+
+/* Cut the tail [new_end, va_end) off as an area of its own and free it. */
 static int shrink(struct vmap_area *va, uintptr_t new_end)
 {
-	struct vmap_area *tail = meta_va_alloc();
+	struct vmap_area *tail;
 
+	/* A hugetlb body splits only on a 2 MiB boundary: such an area moves instead. */
+	if (va->flags & VA_HUGETLB)
+		return ENOMEM;
+	tail = vn_busy_split(va, new_end);
 	if (!tail)
 		return ENOMEM;
-	*tail = *va;
-	tail->va_start = new_end;
-	vn_busy_resize(va, new_end);
-	guard_install(new_end - UVM_PAGE_SIZE);
+	pcp_count_alloc(); /* the tail is freed as an area of its own: keep allocs - frees = live */
 	area_free(tail);
 	return 0;
 }
 
 static int grow(struct vmap_area *va, uintptr_t new_end)
 {
-	uintptr_t old_guard = va->va_end - UVM_PAGE_SIZE;
+	uintptr_t old_end = va->va_end, start, end;
 	struct vmap_area probe = *va;
 	int err = arena_extend(&probe, new_end - va->va_end);
 
 	if (err)
 		return err;
-	guard_remove(old_guard);
+	guard_remove(old_end - UVM_PAGE_SIZE);
 	vn_busy_resize(va, new_end);
+	huge_body(va, &start, &end);
+	if ((va->flags & VA_HUGE) && end > old_end)
+		os_hugepage(old_end, end - old_end, 1);
+	if (option(OPT_POPULATE))
+		os_populate(old_end, new_end - old_end - UVM_PAGE_SIZE);
 	guard_install(new_end - UVM_PAGE_SIZE);
 	return 0;
 }

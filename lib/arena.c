@@ -1,16 +1,20 @@
 /*
- * arena.c - regions of reserved address space and the free tree over them.
+ * arena.c - regions of reserved address space and the free trees over them.
  *
- * A region is one mmap(PROT_NONE, MAP_NORESERVE).  Userspace difference: the
- * kernel maps pages into its vmalloc space one area at a time; here the
- * region's low part is made read/write ("committed") in growing steps, so the
- * region stays two VMAs (read/write, then PROT_NONE) however many areas it
- * holds, and the lowest-fit search keeps the committed part dense.  Pages are
- * backed by the kernel on first touch and handed back with madvise by purges;
- * the committed boundary never moves down.  A wild access beyond it faults.
+ * A region is one mmap(PROT_NONE, MAP_NORESERVE) bound to one NUMA node.
+ * Userspace difference: the kernel maps pages into its vmalloc space one
+ * area at a time; here the region's low part is made read/write
+ * ("committed") in growing steps, so the region stays two VMAs (read/write,
+ * then PROT_NONE) however many areas it holds, and the lowest-fit search
+ * keeps the committed part dense.  Pages are backed by the kernel on first
+ * touch and handed back with madvise by purges; the committed boundary never
+ * moves down.  A wild access beyond it faults.
  *
- * The last page of every region never enters the free tree, so two regions
- * that the kernel happens to place side by side never merge into one range.
+ * Each NUMA node has a free tree of its own regions under its own lock (the
+ * kernel's free_vmap_area_lock, one per node here), so placement follows
+ * from the address.  The last page of every region never enters a free tree,
+ * so two regions that the kernel happens to place side by side never merge
+ * into one range.
  */
 #include "arena.h"
 
@@ -19,35 +23,49 @@
 
 #include "lock.h"
 #include "meta.h"
+#include "numa.h"
 #include "options.h"
 #include "os.h"
 
-#define MAX_REGIONS 64
 #define COMMIT_STEP_MIN ((uintptr_t)4 << 20)
 
-struct region {
-	uintptr_t base, end;
-	_Atomic uintptr_t committed; /* [base, committed) is read/write */
-};
+/* One NUMA node's free space. */
+struct free_space {
+	uvm_lock_t lock; /* the kernel's free_vmap_area_lock: tree, list and counters */
+	struct va_tree tree;
+	size_t bytes, count;
+} uvm_cacheline_aligned;
+
+struct region uvm__regions[ARENA_MAX_REGIONS];
+_Atomic int uvm__nr_regions;
 
 static struct {
-	uvm_lock_t lock; /* the kernel's free_vmap_area_lock: tree, list and counters */
-	struct va_tree free;
-	size_t free_bytes, free_count;
-	uvm_lock_t commit_lock; /* serialises mprotect of a region's boundary */
-	struct region regions[MAX_REGIONS];
-	_Atomic int nr_regions;
-} arena = { .lock = UVM_LOCK_INIT, .free = { { NULL }, LIST_HEAD_INIT(arena.free.list) }, .commit_lock = UVM_LOCK_INIT };
+	struct free_space *node;
+	unsigned nr_nodes;
+	uvm_lock_t commit_lock; /* serialises mprotect of a region's boundary and region growth */
+} arena = { .commit_lock = UVM_LOCK_INIT };
 
-static struct region *region_of(uintptr_t addr)
+int arena_init(unsigned nr)
 {
-	int n = atomic_load_explicit(&arena.nr_regions, memory_order_acquire);
-
-	for (int i = 0; i < n; i++)
-		if (addr >= arena.regions[i].base && addr < arena.regions[i].end)
-			return &arena.regions[i];
-	return NULL;
+	arena.node = os_alloc_meta(nr * sizeof(*arena.node));
+	if (!arena.node)
+		return ENOMEM;
+	arena.nr_nodes = nr;
+	for (unsigned i = 0; i < nr; i++) {
+		uvm_lock_init(&arena.node[i].lock);
+		va_tree_init(&arena.node[i].tree);
+	}
+	return 0;
 }
+
+unsigned arena_nid(uintptr_t addr)
+{
+	struct region *r = region_of(addr);
+
+	return r ? r->nid : 0;
+}
+
+static struct free_space *space_of(uintptr_t addr) { return &arena.node[arena_nid(addr)]; }
 
 /* Make [.., end) of r read/write, in steps of 1/8 of what is committed so the mprotect count stays logarithmic. */
 static int commit_to(struct region *r, uintptr_t end)
@@ -96,8 +114,9 @@ static void give_back_range(uintptr_t start, uintptr_t end)
 	arena_release(&list);
 }
 
-int arena_alloc(struct vmap_area *va, size_t size, size_t align)
+int arena_alloc(unsigned nid, struct vmap_area *va, size_t size, size_t align)
 {
+	struct free_space *fs = &arena.node[nid];
 	struct vmap_area *spare = meta_va_alloc();
 	LIST_HEAD(absorbed);
 	uintptr_t addr;
@@ -105,14 +124,14 @@ int arena_alloc(struct vmap_area *va, size_t size, size_t align)
 
 	if (!spare)
 		return ENOMEM;
-	uvm_lock(&arena.lock);
-	err = va_alloc(&arena.free, size, align, 0, UINTPTR_MAX, &spare, &absorbed, &addr);
+	uvm_lock(&fs->lock);
+	err = va_alloc(&fs->tree, size, align, 0, UINTPTR_MAX, &spare, &absorbed, &addr);
 	if (!err) {
-		arena.free_bytes -= size;
-		arena.free_count += !spare;                 /* a middle split adds a range */
-		arena.free_count -= !list_empty(&absorbed); /* a whole fit removes one */
+		fs->bytes -= size;
+		fs->count += !spare;                 /* a middle split adds a range */
+		fs->count -= !list_empty(&absorbed); /* a whole fit removes one */
 	}
-	uvm_unlock(&arena.lock);
+	uvm_unlock(&fs->lock);
 	if (spare)
 		meta_va_free(spare);
 	meta_va_free_list(&absorbed);
@@ -128,13 +147,39 @@ int arena_alloc(struct vmap_area *va, size_t size, size_t align)
 	return 0;
 }
 
-int arena_grow(size_t size, size_t align)
+/* Reserve a region and its page map, bind it, and publish it. */
+static int add_region(unsigned nid, size_t size, uintptr_t *base)
+{
+	int n = atomic_load_explicit(&uvm__nr_regions, memory_order_relaxed);
+	struct region *r = &uvm__regions[n];
+	int err;
+
+	if (n == ARENA_MAX_REGIONS)
+		return ENOMEM;
+	r->map = os_alloc_meta(size >> UVM_PAGE_SHIFT << 3);
+	if (!r->map)
+		return ENOMEM;
+	err = os_reserve(size, base);
+	if (err)
+		return err; /* the map's address space is lost, never touched memory */
+	/* THP faults only where an area asks for them (huge.c): never on a region as a whole. */
+	os_hugepage(*base, size, 0);
+	numa_bind_region(*base, size, nid);
+	r->base = *base;
+	r->end = *base + size;
+	r->nid = nid;
+	atomic_store_explicit(&r->committed, *base, memory_order_relaxed);
+	atomic_store_explicit(&uvm__nr_regions, n + 1, memory_order_release);
+	return 0;
+}
+
+int arena_grow(unsigned nid, size_t size, size_t align)
 {
 	size_t want = (size_t)option(OPT_ARENA_SIZE);
 	struct vmap_area *va;
 	uintptr_t base;
 	LIST_HEAD(list);
-	int n, err;
+	int err;
 
 	/* Room for the request at any alignment, plus the separating last page. */
 	if (size > SIZE_MAX / 2 || align > SIZE_MAX / 4)
@@ -145,14 +190,7 @@ int arena_grow(size_t size, size_t align)
 	if (!va)
 		return ENOMEM;
 	uvm_lock(&arena.commit_lock); /* one grower at a time: regions[] is append-only */
-	n = atomic_load_explicit(&arena.nr_regions, memory_order_relaxed);
-	err = n == MAX_REGIONS ? ENOMEM : os_reserve(want, &base);
-	if (!err) {
-		arena.regions[n].base = base;
-		arena.regions[n].end = base + want;
-		atomic_store_explicit(&arena.regions[n].committed, base, memory_order_relaxed);
-		atomic_store_explicit(&arena.nr_regions, n + 1, memory_order_release);
-	}
+	err = add_region(nid, want, &base);
 	uvm_unlock(&arena.commit_lock);
 	if (err) {
 		meta_va_free(va);
@@ -167,18 +205,19 @@ int arena_grow(size_t size, size_t align)
 
 int arena_extend(struct vmap_area *va, size_t extra)
 {
+	struct free_space *fs = space_of(va->va_start);
 	struct vmap_area *next, *spare = NULL;
 	LIST_HEAD(absorbed);
 	int err = ENOMEM;
 
-	uvm_lock(&arena.lock);
-	next = va_find_free_at(&arena.free, va->va_end);
+	uvm_lock(&fs->lock);
+	next = va_find_free_at(&fs->tree, va->va_end);
 	if (next && va_size(next) >= extra) {
-		err = va_clip(&arena.free, next, va->va_end, extra, &spare, &absorbed);
-		arena.free_bytes -= extra;
-		arena.free_count -= !list_empty(&absorbed);
+		err = va_clip(&fs->tree, next, va->va_end, extra, &spare, &absorbed);
+		fs->bytes -= extra;
+		fs->count -= !list_empty(&absorbed);
 	}
-	uvm_unlock(&arena.lock);
+	uvm_unlock(&fs->lock);
 	meta_va_free_list(&absorbed);
 	if (err)
 		return err;
@@ -191,81 +230,121 @@ int arena_extend(struct vmap_area *va, size_t extra)
 	return 0;
 }
 
+/* Merge va into fs (locked); a range freed twice is refused, as the kernel does, and goes on refused. */
+static void release_one(struct free_space *fs, struct vmap_area *va, struct list_head *absorbed,
+			struct list_head *refused)
+{
+	struct vmap_area *a;
+
+	if (va_merge_or_add(&fs->tree, va, absorbed)) {
+		list_add_tail(&va->list, refused);
+		return;
+	}
+	fs->bytes += va_size(va);
+	fs->count++;
+	/* Each object absorbed is one range that merged into a neighbour. */
+	list_for_each_entry(a, absorbed, list)
+		fs->count--;
+}
+
 void arena_release(struct list_head *vas)
 {
 	struct vmap_area *va, *n;
+	struct free_space *locked = NULL;
 	LIST_HEAD(absorbed);
-	LIST_HEAD(refused);
+	LIST_HEAD(dead);
 
-	uvm_lock(&arena.lock);
+	/* Lists come sorted by address, so the lock changes only where a node's regions end. */
 	list_for_each_entry_safe(va, n, vas, list) {
-		list_del(&va->list);
-		arena.free_bytes += va_size(va);
-		arena.free_count++;
-		if (va_merge_or_add(&arena.free, va, &absorbed)) {
-			/* Overlap means a range was freed twice: refuse it, as the kernel does. */
-			arena.free_bytes -= va_size(va);
-			arena.free_count--;
-			list_add_tail(&va->list, &refused);
+		struct free_space *fs = space_of(va->va_start);
+		LIST_HEAD(merged);
+
+		if (fs != locked) {
+			if (locked)
+				uvm_unlock(&locked->lock);
+			uvm_lock(&fs->lock);
+			locked = fs;
 		}
+		list_del(&va->list);
+		release_one(fs, va, &merged, &dead);
+		list_splice_tail(&merged, &absorbed);
 	}
-	/* Each absorbed object is one range that merged into a neighbour. */
-	list_for_each_entry(va, &absorbed, list)
-		arena.free_count--;
-	uvm_unlock(&arena.lock);
+	if (locked)
+		uvm_unlock(&locked->lock);
 	meta_va_free_list(&absorbed);
-	meta_va_free_list(&refused);
+	meta_va_free_list(&dead);
 	list_init(vas);
 }
 
 void arena_stats(struct uvm_stats *st)
 {
-	int n = atomic_load_explicit(&arena.nr_regions, memory_order_acquire);
+	int n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
 
 	st->regions = (uint64_t)n;
 	for (int i = 0; i < n; i++) {
-		st->reserved_bytes += arena.regions[i].end - arena.regions[i].base;
-		st->committed_bytes += atomic_load(&arena.regions[i].committed) - arena.regions[i].base;
+		st->reserved_bytes += uvm__regions[i].end - uvm__regions[i].base;
+		st->committed_bytes += atomic_load(&uvm__regions[i].committed) - uvm__regions[i].base;
 	}
-	uvm_lock(&arena.lock);
-	st->free_bytes = arena.free_bytes;
-	st->free_count = arena.free_count;
-	st->largest_free = va_tree_largest(&arena.free);
-	uvm_unlock(&arena.lock);
+	for (unsigned i = 0; i < arena.nr_nodes; i++) {
+		struct free_space *fs = &arena.node[i];
+		size_t largest;
+
+		uvm_lock(&fs->lock);
+		st->free_bytes += fs->bytes;
+		st->free_count += fs->count;
+		largest = va_tree_largest(&fs->tree);
+		uvm_unlock(&fs->lock);
+		if (largest > st->largest_free)
+			st->largest_free = largest;
+	}
 }
 
-int arena_check(void)
+static int check_space(struct free_space *fs)
 {
 	size_t bytes = 0, count = 0;
 	struct vmap_area *va;
 	int err;
 
-	uvm_lock(&arena.lock);
-	err = va_tree_check(&arena.free);
-	list_for_each_entry(va, &arena.free.list, list) {
+	uvm_lock(&fs->lock);
+	err = va_tree_check(&fs->tree);
+	list_for_each_entry(va, &fs->tree.list, list) {
 		bytes += va_size(va);
 		count++;
+		if (space_of(va->va_start) != fs)
+			err = -1;
 	}
-	if (bytes != arena.free_bytes || count != arena.free_count)
+	if (bytes != fs->bytes || count != fs->count)
 		err = -1;
-	uvm_unlock(&arena.lock);
+	uvm_unlock(&fs->lock);
+	return err;
+}
+
+int arena_check(void)
+{
+	int err = 0;
+
+	for (unsigned i = 0; i < arena.nr_nodes && !err; i++)
+		err = check_space(&arena.node[i]);
 	return err;
 }
 
 void arena_fork_prepare(void)
 {
 	uvm_lock(&arena.commit_lock);
-	uvm_lock(&arena.lock);
+	for (unsigned i = 0; i < arena.nr_nodes; i++)
+		uvm_lock(&arena.node[i].lock);
 }
 
 void arena_fork_parent(void)
 {
-	uvm_unlock(&arena.lock);
+	for (unsigned i = 0; i < arena.nr_nodes; i++)
+		uvm_unlock(&arena.node[i].lock);
 	uvm_unlock(&arena.commit_lock);
 }
 
 void arena_fork_child(void)
 {
-	uvm_lock_init(&arena.lock);
+	for (unsigned i = 0; i < arena.nr_nodes; i++)
+		uvm_lock_init(&arena.node[i].lock);
 	uvm_lock_init(&arena.commit_lock);
 }

@@ -1,29 +1,74 @@
 /*
- * arena.h - the regions (the kernel's vmalloc space) and the one free tree
- * that spans them, under its own lock.  Only slow paths come here: an
- * allocation that no pool could serve, and purges giving ranges back.
+ * arena.h - the regions (the kernel's vmalloc space) and, per NUMA node, the
+ * free tree over that node's regions, each under its own lock.  Only slow
+ * paths come here: an allocation no cache or pool could serve, and purges
+ * giving ranges back.
+ *
+ * Each region also carries its page map: one word per page, holding the
+ * busy area that starts at that page while a user owns it, else NULL.  It
+ * turns a pointer into its area with no lock (free, vsize), and it is what
+ * tells a live area from one that sits in a thread cache.
  */
 #ifndef UVM_ARENA_H
 #define UVM_ARENA_H
 
+#include <stdatomic.h>
+
 #include "vmap.h"
 #include "uvmalloc.h"
 
+#define ARENA_MAX_REGIONS 64
+
+typedef struct vmap_area *_Atomic va_slot_t;
+
+struct region {
+	uintptr_t base, end;
+	_Atomic uintptr_t committed; /* [base, committed) is read/write */
+	va_slot_t *map;              /* one slot per page of [base, end) */
+	unsigned nid;                /* the NUMA node it is bound to */
+};
+
+/* Append-only: a region, once published, never moves or goes away. */
+extern struct region uvm__regions[ARENA_MAX_REGIONS];
+extern _Atomic int uvm__nr_regions;
+
+static inline struct region *region_of(uintptr_t addr)
+{
+	int n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
+
+	for (int i = 0; i < n; i++)
+		if (addr - uvm__regions[i].base < uvm__regions[i].end - uvm__regions[i].base)
+			return &uvm__regions[i];
+	return NULL;
+}
+
+/* The page-map slot of the page at addr, or NULL when no region holds it. */
+static inline va_slot_t *arena_slot(uintptr_t addr)
+{
+	struct region *r = region_of(addr);
+
+	return r ? &r->map[(addr - r->base) >> UVM_PAGE_SHIFT] : NULL;
+}
+
+/* Set up one free tree per NUMA node (nr of them).  0 or ENOMEM. */
+int arena_init(unsigned nr);
 /*
- * Carve size bytes aligned to align out of the free tree into va
+ * Carve size bytes aligned to align out of node nid's free tree into va
  * (va_start/va_end set) and commit it.  ENOMEM when nothing fits: the caller
  * purges or grows and tries again.
  */
-int arena_alloc(struct vmap_area *va, size_t size, size_t align);
-/* Reserve another region that can hold size bytes aligned to align. */
-int arena_grow(size_t size, size_t align);
+int arena_alloc(unsigned nid, struct vmap_area *va, size_t size, size_t align);
+/* Reserve another region for node nid that can hold size bytes aligned to align. */
+int arena_grow(unsigned nid, size_t size, size_t align);
 /* Extend the busy area va upward by extra bytes if the range after it is free (vrealloc). */
 int arena_extend(struct vmap_area *va, size_t extra);
-/* Merge every VA on the list back into the free tree; absorbed objects go back to meta. */
+/* Merge every VA on the list back into its node's free tree; absorbed objects go back to meta. */
 void arena_release(struct list_head *vas);
+/* The NUMA node of the region that holds addr. */
+unsigned arena_nid(uintptr_t addr);
 
 void arena_stats(struct uvm_stats *st);
-/* 0 if the free tree passes va_tree_check and agrees with the free counters (test oracle). */
+/* 0 if every free tree passes va_tree_check and agrees with its counters (test oracle). */
 int arena_check(void);
 
 void arena_fork_prepare(void);

@@ -40,7 +40,9 @@ static void print_busy(FILE *f, const struct vmap_area *va)
 	fprintf(f, "0x%016lx-0x%016lx %7lu", (unsigned long)va->va_start, (unsigned long)va->va_end, (unsigned long)va_size(va));
 	if (va->caller)
 		print_caller(f, va->caller);
-	fprintf(f, " pages=%lu vmalloc\n", (unsigned long)va_pages(va) - 1);
+	fprintf(f, " pages=%lu vmalloc%s N%u=%lu\n", (unsigned long)va_pages(va) - 1,
+		va->flags & VA_HUGETLB ? " hugetlb" : va->flags & VA_HUGE ? " huge" : "", va_nid(va),
+		(unsigned long)va_pages(va) - 1);
 }
 
 static void print_lazy(FILE *f, const struct vmap_area *va)

@@ -2,13 +2,14 @@
  * init.c - start-up and fork.
  *
  * The first call of any uvm_* function sets everything up under
- * pthread_once: options, vmap nodes, the first region.  The fork handlers are
+ * pthread_once: options, NUMA nodes, vmap nodes, free trees, thread caches,
+ * the first region.  The fork handlers are
  * registered at load time, before any second thread can exist, and the
  * prepare handler first takes the set-up lock: a fork() racing with the first
  * allocations of other threads waits for the set-up to finish instead of
  * leaving the child half set up.  fork() in a threaded
  * program takes every lock of lib/ in the prepare handler, in the order the
- * code nests them (purge first), so the child starts with consistent trees;
+ * code nests them (thread caches first, then purge), so the child starts with consistent trees;
  * the child then re-initialises its locks rather than unlocking locks that
  * other, vanished threads may have been waiting on.
  */
@@ -18,10 +19,13 @@
 #include <sys/sysinfo.h>
 
 #include "arena.h"
+#include "huge.h"
 #include "lock.h"
 #include "meta.h"
+#include "numa.h"
 #include "options.h"
 #include "os.h"
+#include "pcp.h"
 #include "purge.h"
 #include "vnode.h"
 
@@ -34,6 +38,7 @@ static uvm_lock_t init_lock = UVM_LOCK_INIT;
 static void fork_prepare(void)
 {
 	uvm_lock(&init_lock);
+	pcp_fork_prepare();
 	purge_fork_prepare();
 	vn_fork_prepare();
 	arena_fork_prepare();
@@ -46,6 +51,7 @@ static void fork_parent(void)
 	arena_fork_parent();
 	vn_fork_parent();
 	purge_fork_parent();
+	pcp_fork_parent();
 	uvm_unlock(&init_lock);
 }
 
@@ -55,6 +61,7 @@ static void fork_child(void)
 	arena_fork_child();
 	vn_fork_child();
 	purge_fork_child();
+	pcp_fork_child();
 	uvm_lock_init(&init_lock);
 }
 
@@ -77,10 +84,17 @@ static void init_once(void)
 	uvm_lock(&init_lock);
 	options_init();
 	os_init((int)option(OPT_GUARD));
+	huge_init();
 	purge_init((unsigned)cpus);
-	init_err = vn_init(node_count((unsigned)cpus));
+	init_err = numa_setup();
 	if (!init_err)
-		init_err = arena_grow(0, UVM_PAGE_SIZE);
+		init_err = vn_init(node_count((unsigned)cpus));
+	if (!init_err)
+		init_err = arena_init(numa_nodes());
+	if (!init_err)
+		init_err = pcp_init(numa_nodes());
+	if (!init_err)
+		init_err = arena_grow(numa_local(), 0, UVM_PAGE_SIZE);
 	if (!init_err)
 		atomic_store_explicit(&uvm_ready, true, memory_order_release);
 	uvm_unlock(&init_lock);

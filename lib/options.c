@@ -19,19 +19,44 @@ struct uvm_option {
 	long long def;
 	long long min, max;
 	const char *desc;
+	const char *const *words; /* a keyword setting: words[v] names value v */
 };
 
+static const char *const thp_words[] = { "never", "huge-only", "always", NULL };
+
 static const struct uvm_option table[OPT__COUNT] = {
-	[OPT_ARENA_SIZE] = { "UVM_ARENA_SIZE", 64LL << 30, 64LL << 20, 1LL << 46,
+	[OPT_ARENA_SIZE] = { "UVM_ARENA_SIZE", 64LL << 30, 64LL << 20, 1LL << 44,
 			     "address space reserved per region (another is reserved when one is full)" },
 	[OPT_LAZY_MAX] = { "UVM_LAZY_MAX", 0, 0, 1LL << 40,
 			   "lazily freed pages that trigger a purge; 0 = fls(CPUs) * 8192 as the kernel's lazy_max_pages()" },
 	[OPT_GUARD] = { "UVM_GUARD", 0, 0, 1,
 			"1 = install a real guard page after every area (MADV_GUARD_INSTALL, Linux 6.13+) so overflows fault" },
 	[OPT_NODES] = { "UVM_NODES", 0, 0, 128, "number of vmap nodes (busy trees, lazy lists, pools); 0 = one per CPU, at most 128" },
+	[OPT_PCP] = { "UVM_PCP", 1, 0, 1, "1 = per-thread order caches of freed, still backed areas; 0 = every free goes to the node" },
+	[OPT_PCP_HIGH] = { "UVM_PCP_HIGH", 64LL << 20, 0, 1LL << 40,
+			   "most bytes one thread's cache may grow to (its high watermark adapts between 4M and this)" },
+	[OPT_THP] = { "UVM_THP", 2, 0, 2,
+		      "transparent huge pages: always = every area of 2M or more, huge-only = uvm_vmalloc_huge areas, never",
+		      thp_words },
+	[OPT_HUGETLB] = { "UVM_HUGETLB", 0, 0, 1,
+			  "1 = back the 2M-aligned body of huge areas with the kernel's hugetlb pool, THP when it is empty" },
+	[OPT_POPULATE] = { "UVM_POPULATE", 0, 0, 1,
+			   "1 = fault fresh areas in with one MADV_POPULATE_WRITE instead of one fault per page" },
+	[OPT_FAKE_NUMA] = { "UVM_FAKE_NUMA", 0, 0, 64,
+			    "split the address space into N pretend NUMA nodes (for tests on one-node machines); 0 = the real nodes" },
 };
 
 static long long values[OPT__COUNT];
+
+static int parse_word(const char *const *words, const char *s, long long *out)
+{
+	for (long long v = 0; words[v]; v++)
+		if (!strcmp(words[v], s)) {
+			*out = v;
+			return 0;
+		}
+	return -1;
+}
 
 static int parse(const char *s, long long *out)
 {
@@ -70,7 +95,8 @@ void options_init(void)
 		values[i] = table[i].def;
 		if (!s)
 			continue;
-		if (parse(s, &v) || v < table[i].min || v > table[i].max)
+		if ((table[i].words ? parse_word(table[i].words, s, &v) : parse(s, &v)) || v < table[i].min ||
+		    v > table[i].max)
 			say_ignored(table[i].name, s);
 		else
 			values[i] = v;
@@ -83,6 +109,13 @@ void uvm_settings(FILE *f)
 {
 	if (uvm_init())
 		return;
-	for (int i = 0; i < OPT__COUNT; i++)
-		fprintf(f, "  %-15s = %-12lld (default %lld) %s\n", table[i].name, values[i], table[i].def, table[i].desc);
+	for (int i = 0; i < OPT__COUNT; i++) {
+		const char *const *w = table[i].words;
+
+		if (w)
+			fprintf(f, "  %-15s = %-12s (default %s) %s\n", table[i].name, w[values[i]], w[table[i].def], table[i].desc);
+		else
+			fprintf(f, "  %-15s = %-12lld (default %lld) %s\n", table[i].name, values[i], table[i].def,
+				table[i].desc);
+	}
 }

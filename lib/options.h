@@ -12,8 +12,16 @@ enum uvm_option_id {
 	OPT_LAZY_MAX,   /* lazily freed pages before a purge; 0 = kernel formula */
 	OPT_GUARD,      /* 1 = real guard pages with MADV_GUARD_INSTALL */
 	OPT_NODES,      /* vmap nodes; 0 = one per CPU, at most 128 */
+	OPT_PCP,        /* 0 = no per-thread caches */
+	OPT_PCP_HIGH,   /* bytes: the most a thread's cache may grow to */
+	OPT_THP,        /* enum thp_mode */
+	OPT_HUGETLB,    /* 1 = hugetlb pool pages for huge bodies */
+	OPT_POPULATE,   /* 1 = MADV_POPULATE_WRITE fresh areas */
+	OPT_FAKE_NUMA,  /* N pretend NUMA nodes; 0 = real */
 	OPT__COUNT
 };
+
+enum thp_mode { THP_NEVER, THP_HUGE_ONLY, THP_ALWAYS };
 
 /* Read the environment (secure_getenv: ignored in setuid programs).  Once, at init. */
 void options_init(void);

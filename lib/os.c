@@ -3,7 +3,10 @@
  */
 #include "os.h"
 
+#include "numa.h"
+
 #include <errno.h>
+#include <numaif.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/mman.h>
@@ -15,12 +18,18 @@
 #define MADV_GUARD_INSTALL 102
 #define MADV_GUARD_REMOVE 103
 #endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#ifndef MAP_HUGE_2MB
+#define MAP_HUGE_2MB (21 << 26)
+#endif
 #ifndef PR_SET_VMA
 #define PR_SET_VMA 0x53564d41
 #define PR_SET_VMA_ANON_NAME 0
 #endif
 
-static _Atomic uint64_t nr_mmap, nr_mprotect, nr_madvise, nr_prctl;
+static _Atomic uint64_t nr_mmap, nr_mprotect, nr_madvise, nr_other; /* other: prctl, mbind */
 static atomic_bool guards; /* UVM_GUARD=1 and the kernel has not refused it */
 
 static inline void count(_Atomic uint64_t *c) { atomic_fetch_add_explicit(c, 1, memory_order_relaxed); }
@@ -34,7 +43,7 @@ int os_reserve(size_t size, uintptr_t *base)
 	if (p == MAP_FAILED)
 		return ENOMEM;
 	/* Best effort: kernels without CONFIG_ANON_VMA_NAME answer EINVAL, and the region is then plain [anon]. */
-	count(&nr_prctl);
+	count(&nr_other);
 	prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, size, (unsigned long)"uvmalloc");
 	*base = (uintptr_t)p;
 	return 0;
@@ -57,8 +66,57 @@ void *os_alloc_meta(size_t size)
 	void *p;
 
 	count(&nr_mmap);
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
+}
+
+int os_hugepage(uintptr_t addr, size_t size, int huge)
+{
+	count(&nr_madvise);
+	return madvise((void *)addr, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) ? errno : 0;
+}
+
+int os_populate(uintptr_t addr, size_t size)
+{
+	count(&nr_madvise);
+	return madvise((void *)addr, size, MADV_POPULATE_WRITE) ? errno : 0;
+}
+
+/* Plain anonymous pages over [addr, addr + size), as a committed part of a region has. */
+int os_remap_plain(uintptr_t addr, size_t size)
+{
+	void *p;
+
+	count(&nr_mmap);
+	p = mmap((void *)addr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+	if (p == MAP_FAILED)
+		return errno;
+	/* The same VMA flags as the region around it, so the kernel can merge them again. */
+	return os_hugepage(addr, size, 0);
+}
+
+int os_remap_hugetlb(uintptr_t addr, size_t size)
+{
+	void *p;
+
+	count(&nr_mmap);
+	p = mmap((void *)addr, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
+	if (p != MAP_FAILED)
+		return 0;
+	/* Whether a failed MAP_FIXED left the old pages is kernel-dependent: put plain ones back either way. */
+	return os_remap_plain(addr, size) ? EFAULT : ENOMEM;
+}
+
+void os_bind(uintptr_t addr, size_t size, unsigned node)
+{
+	unsigned long mask[(NUMA_MAX_NODES + 63) / 64] = { 0 };
+
+	mask[node / 64] = 1ul << (node % 64);
+	count(&nr_other);
+	/* Best effort, as first-touch placement is: a refusal leaves the default policy. */
+	if (mbind((void *)addr, size, MPOL_PREFERRED, mask, NUMA_MAX_NODES + 1, 0))
+		return;
 }
 
 void os_init(int guard_pages) { atomic_store(&guards, guard_pages != 0); }
@@ -107,5 +165,5 @@ uint64_t os_syscalls(void)
 	return atomic_load_explicit(&nr_mmap, memory_order_relaxed) +
 	       atomic_load_explicit(&nr_mprotect, memory_order_relaxed) +
 	       atomic_load_explicit(&nr_madvise, memory_order_relaxed) +
-	       atomic_load_explicit(&nr_prctl, memory_order_relaxed);
+	       atomic_load_explicit(&nr_other, memory_order_relaxed);
 }

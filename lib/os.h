@@ -1,5 +1,5 @@
 /*
- * os.h - every mmap/mprotect/madvise/prctl call of lib/ goes through here:
+ * os.h - every mmap/mprotect/madvise/mbind/prctl call of lib/ goes through here:
  * our "buddy allocator".  Each call is counted, so stats and tests can prove a
  * path made none.  Functions return 0 or an errno value.
  */
@@ -17,8 +17,22 @@ int os_reserve(size_t size, uintptr_t *base);
 int os_commit(uintptr_t addr, size_t size);
 /* Give the pages of [addr, addr + size) back; the range reads as zeroes afterwards. */
 int os_release(uintptr_t addr, size_t size);
-/* Plain read/write anonymous memory for lib/'s own metadata. */
+/* Plain read/write anonymous memory for lib/'s own metadata, backed as it is touched. */
 void *os_alloc_meta(size_t size);
+
+/* MADV_HUGEPAGE (huge) or MADV_NOHUGEPAGE over a range: the VMA flag THP faults obey. */
+int os_hugepage(uintptr_t addr, size_t size, int huge);
+/* Fault [addr, addr + size) in with one MADV_POPULATE_WRITE (Linux 5.14+). */
+int os_populate(uintptr_t addr, size_t size);
+/*
+ * Replace [addr, addr + size) (2 MiB aligned) by pages of the hugetlb pool.
+ * ENOMEM when the pool cannot give them; the range then holds plain pages again.
+ */
+int os_remap_hugetlb(uintptr_t addr, size_t size);
+/* Give a hugetlb range back: plain, empty, MADV_NOHUGEPAGE pages as around it. */
+int os_remap_plain(uintptr_t addr, size_t size);
+/* Prefer NUMA node `node` for the pages of [addr, addr + size) (mbind, MPOL_PREFERRED). */
+void os_bind(uintptr_t addr, size_t size, unsigned node);
 
 /* Turn real guard pages on or off (UVM_GUARD); off, the guard calls below do nothing. */
 void os_init(int guard_pages);

@@ -17,6 +17,7 @@
 #include "purge.h"
 
 #include "arena.h"
+#include "huge.h"
 #include "lock.h"
 #include "options.h"
 #include "os.h"
@@ -80,11 +81,13 @@ static void sort_by_address(struct list_head *head)
 	merge_sorted(&left, &right, head);
 }
 
-/* Guard markers survive MADV_DONTNEED, so ranges going back to the tree lose theirs too. */
-static void release_run(uintptr_t start, uintptr_t end)
+/* Guard markers survive MADV_DONTNEED, so ranges going back to the tree lose theirs too; huge ones lose MADV_HUGEPAGE. */
+static void release_run(uintptr_t start, uintptr_t end, bool huge)
 {
 	os_release(start, end - start);
 	os_guard_remove(start, end - start);
+	if (huge)
+		huge_reset_run(start, end);
 }
 
 /* Give the pages of a sorted list back to the kernel, one call per run of touching ranges. */
@@ -92,18 +95,22 @@ static void release_runs(struct list_head *sorted)
 {
 	struct vmap_area *va;
 	uintptr_t start = 0, end = 0;
+	bool huge = false;
 
 	list_for_each_entry(va, sorted, list) {
 		if (va->va_start != end) {
 			if (end)
-				release_run(start, end);
+				release_run(start, end, huge);
 			start = va->va_start;
+			huge = false;
 		}
+		huge_unback(va);
+		huge |= (va->flags & VA_HUGE) != 0;
 		end = va->va_end;
 		purge.purged_bytes += va_size(va);
 	}
 	if (end)
-		release_run(start, end);
+		release_run(start, end, huge);
 }
 
 static size_t purge_locked(int full)
@@ -153,6 +160,19 @@ void purge_if_over(size_t lazy)
 		return;
 	purge_locked(0);
 	uvm_unlock(&purge.lock);
+}
+
+void purge_free_lazily(struct list_head *vas)
+{
+	struct vmap_area *va, *n;
+	size_t lazy = 0;
+
+	list_for_each_entry_safe(va, n, vas, list) {
+		list_del(&va->list);
+		vn_busy_erase(va);
+		lazy = vn_lazy_add(va);
+	}
+	purge_if_over(lazy);
 }
 
 void purge_stats(struct uvm_stats *st)

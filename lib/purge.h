@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "util.h"
+
 #include "uvmalloc.h"
 
 void purge_init(unsigned cpus);
@@ -23,6 +25,8 @@ size_t purge_lazy_max(void);
 size_t purge_now(int full);
 /* Called by a free that pushed the lazy count to lazy: purge unless another thread already is. */
 void purge_if_over(size_t lazy);
+/* Free_vmap_area_noflush() for a list of areas still in their busy trees: onto their owners' lazy lists. */
+void purge_free_lazily(struct list_head *vas);
 
 void purge_stats(struct uvm_stats *st);
 

@@ -8,6 +8,7 @@
 #include "arena.h"
 #include "init.h"
 #include "os.h"
+#include "pcp.h"
 #include "purge.h"
 #include "uvmalloc.h"
 #include "vnode.h"
@@ -19,6 +20,10 @@ void uvm_stats(struct uvm_stats *st)
 		return;
 	arena_stats(st);
 	vn_stats(st);
+	pcp_stats(st);
 	purge_stats(st);
 	os_stats(st);
+	/* Busy trees hold cached areas too; under concurrent use the two reads may disagree a little. */
+	st->busy_bytes = st->busy_bytes > st->cached_bytes ? st->busy_bytes - st->cached_bytes : 0;
+	st->busy_count = st->busy_count > st->cached_count ? st->busy_count - st->cached_count : 0;
 }

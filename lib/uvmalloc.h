@@ -38,14 +38,17 @@ UVM_API void *uvm_vmalloc(size_t size);
 /* As uvm_vmalloc, zero-filled (fresh pages are zero already; reused ones are cleared). */
 UVM_API void *uvm_vzalloc(size_t size);
 /*
- * As uvm_vmalloc, for large areas that should be backed by huge pages.
- * Until the hugepage-aware backing lands this behaves as uvm_vmalloc.
+ * As uvm_vmalloc, backed by huge pages: the area starts on a 2 MiB boundary
+ * and its 2 MiB-aligned body gets transparent huge pages (or hugetlb pages
+ * with UVM_HUGETLB=1); the tail keeps small pages, so the size is not
+ * rounded up.  With UVM_THP=always (the default) every area of 2 MiB or
+ * more is huge already; UVM_THP=never makes this plain uvm_vmalloc.
  */
 UVM_API void *uvm_vmalloc_huge(size_t size);
 /*
- * As uvm_vmalloc, backed on NUMA node `node` (-1: the calling thread's node).
- * Until the NUMA-aware backing lands this behaves as uvm_vmalloc; a node
- * below -1 gives NULL + EINVAL.
+ * As uvm_vmalloc, backed on NUMA node `node` (-1: the calling thread's node,
+ * which is also what every other function uses).  A node below -1, or not
+ * below the number of nodes (UVM_FAKE_NUMA counts), gives NULL + EINVAL.
  */
 UVM_API void *uvm_vmalloc_node(size_t size, int node);
 /* As uvm_vmalloc, with the start aligned to align (a power of two; below a page means a page). */
@@ -63,13 +66,17 @@ UVM_API void uvm_vfree(void *p);
 /* Usable bytes of the area that starts at p (its size rounded up to pages, guard excluded); 0 for NULL. */
 UVM_API size_t uvm_vsize(const void *p);
 
-/* Purge now: every lazily freed and pooled area goes back to the kernel and to the free tree. */
+/*
+ * Purge now: every thread's cache drains, and every lazily freed and pooled
+ * area goes back to the kernel and to the free tree.
+ */
 UVM_API void uvm_purge(void);
 
 /*
  * This process's areas in the /proc/vmallocinfo format: one line per live
- * area ("0xSTART-0xEND SIZE caller pages=N vmalloc"), SIZE counting the guard
- * page, then one "unpurged vm_area" line per lazily freed area.
+ * area ("0xSTART-0xEND SIZE caller pages=N vmalloc [huge|hugetlb] N<node>=<pages>"),
+ * SIZE counting the guard page, then one "unpurged vm_area" line per lazily
+ * freed area.  Areas resting in thread caches are not listed.
  */
 UVM_API void uvm_vmallocinfo(FILE *f);
 
@@ -83,6 +90,8 @@ struct uvm_stats {
 	uint64_t committed_bytes;/* part of it made readable/writable so far */
 	uint64_t busy_bytes;     /* live areas (handed out, not freed) */
 	uint64_t busy_count;
+	uint64_t cached_bytes;   /* freed into per-thread caches: still backed, reusable without a lock */
+	uint64_t cached_count;
 	uint64_t lazy_bytes;     /* freed, waiting for the next purge (may still be backed) */
 	uint64_t lazy_count;
 	uint64_t pooled_bytes;   /* purged into per-node pools: still backed, reusable without a syscall */
@@ -92,6 +101,9 @@ struct uvm_stats {
 	uint64_t largest_free;   /* largest free range */
 	uint64_t allocs;         /* successful allocations, all time */
 	uint64_t frees;
+	uint64_t cache_hits;     /* allocations served from the thread's own cache */
+	uint64_t cache_misses;   /* allocations that went on to the pools */
+	uint64_t cache_drained;  /* areas drained from thread caches to the nodes */
 	uint64_t pool_hits;      /* allocations served from a node pool */
 	uint64_t pool_misses;    /* allocations that went to the free tree */
 	uint64_t purges;         /* purges run */

@@ -20,9 +20,15 @@
 #include "rbtree.h"
 #include "util.h"
 
-/* va->flags: bits 0..7 state, bits 8.. owner node id + 1 (0: none), as the kernel's vn_id encoding. */
-#define VA_FROM_POOL 0x1u /* memory may hold old data: zeroing must memset */
-#define VA_OWNER_SHIFT 8
+/*
+ * va->flags: bits 0..7 state, bits 8..15 the NUMA node of its pages,
+ * bits 16.. owner vmap node id + 1 (0: none), as the kernel's vn_id encoding.
+ */
+#define VA_REUSED 0x1u  /* handed out again from a cache or pool: may hold old data, zeroing must memset */
+#define VA_HUGE 0x2u    /* its 2 MiB-aligned body is MADV_HUGEPAGE */
+#define VA_HUGETLB 0x4u /* its 2 MiB-aligned body is mapped from the hugetlb pool */
+#define VA_NID_SHIFT 8
+#define VA_OWNER_SHIFT 16
 
 struct vmap_area {
 	uintptr_t va_start, va_end;
@@ -37,6 +43,7 @@ struct vmap_area {
 
 static inline size_t va_size(const struct vmap_area *va) { return va->va_end - va->va_start; }
 static inline size_t va_pages(const struct vmap_area *va) { return va_size(va) >> UVM_PAGE_SHIFT; }
+static inline unsigned va_nid(const struct vmap_area *va) { return (va->flags >> VA_NID_SHIFT) & 0xff; }
 
 struct va_tree {
 	struct rb_root root;

@@ -14,7 +14,9 @@
 #include <sched.h>
 #include <stdatomic.h>
 
+#include "arena.h"
 #include "lock.h"
+#include "meta.h"
 #include "os.h"
 
 /* An address-keyed tree of areas with its lock and what it holds. */
@@ -30,8 +32,7 @@ struct vmap_pool {
 };
 
 struct vmap_node {
-	struct va_set busy uvm_cacheline_aligned;
-	uint64_t allocs, frees; /* under busy.lock */
+	struct va_set busy uvm_cacheline_aligned; /* live areas and those in thread caches */
 	struct va_set lazy uvm_cacheline_aligned;
 	struct {
 		uvm_lock_t lock;
@@ -126,7 +127,16 @@ static struct vmap_area *set_find(const struct va_set *s, uintptr_t addr, int ex
 	return NULL;
 }
 
-static size_t set_snapshot(struct va_set *s, uintptr_t after, struct vmap_area *buf, size_t max)
+/* Live, not resting in a thread cache: the page map names it. */
+static bool is_live(const struct vmap_area *va)
+{
+	va_slot_t *slot = arena_slot(va->va_start);
+
+	return slot && atomic_load_explicit(slot, memory_order_relaxed) == va;
+}
+
+/* Copy up to max areas of s starting above after (only live ones when live_only) into buf. */
+static size_t set_snapshot(struct va_set *s, uintptr_t after, struct vmap_area *buf, size_t max, bool live_only)
 {
 	const struct rb_node *n, *first = NULL;
 	size_t k = 0;
@@ -141,7 +151,8 @@ static size_t set_snapshot(struct va_set *s, uintptr_t after, struct vmap_area *
 		}
 	}
 	for (n = first; n && k < max; n = rb_next(n))
-		buf[k++] = *va_of(n);
+		if (!live_only || is_live(va_of(n)))
+			buf[k++] = *va_of(n);
 	uvm_unlock(&s->lock);
 	return k;
 }
@@ -154,38 +165,24 @@ void vn_busy_insert(struct vmap_area *va)
 
 	uvm_lock(&vn->busy.lock);
 	set_insert(&vn->busy, va);
-	vn->allocs++;
 	uvm_unlock(&vn->busy.lock);
 }
 
-/* The area was filed under the zone of its start, so a start address needs one node only. */
-struct vmap_area *vn_busy_unlink(uintptr_t addr)
+/* The area was filed under the zone of its start, so its start names the node. */
+void vn_busy_erase(struct vmap_area *va)
 {
-	struct vmap_node *vn = &nodes[addr_to_id(addr)];
-	struct vmap_area *va;
+	struct vmap_node *vn = &nodes[addr_to_id(va->va_start)];
 
 	uvm_lock(&vn->busy.lock);
-	va = set_find(&vn->busy, addr, 1);
-	if (va) {
-		set_erase(&vn->busy, va);
-		vn->frees++;
-	}
+	set_erase(&vn->busy, va);
 	uvm_unlock(&vn->busy.lock);
-	return va;
 }
 
-struct vmap_area *vn_busy_find(uintptr_t addr)
-{
-	struct vmap_node *vn = &nodes[addr_to_id(addr)];
-	struct vmap_area *va;
-
-	uvm_lock(&vn->busy.lock);
-	va = set_find(&vn->busy, addr, 1);
-	uvm_unlock(&vn->busy.lock);
-	return va;
-}
-
-/* find_vmap_area(): an area spanning several zones is filed under the zone of its start, so probe backwards. */
+/*
+ * find_vmap_area(): an area spanning several zones is filed under the zone of
+ * its start, so probe backwards.  An area in a thread cache holds addr too,
+ * but is free as far as users are concerned.
+ */
 int vn_busy_lookup(uintptr_t addr, struct vmap_area *out)
 {
 	unsigned id = addr_to_id(addr);
@@ -193,14 +190,15 @@ int vn_busy_lookup(uintptr_t addr, struct vmap_area *out)
 	for (unsigned tried = 0; tried < nr_nodes; tried++, id = (id + nr_nodes - 1) % nr_nodes) {
 		struct vmap_node *vn = &nodes[id];
 		struct vmap_area *va;
+		bool live = false;
 
 		uvm_lock(&vn->busy.lock);
 		va = set_find(&vn->busy, addr, 0);
-		if (va)
+		if (va && (live = is_live(va)))
 			*out = *va;
 		uvm_unlock(&vn->busy.lock);
 		if (va)
-			return 1;
+			return live;
 	}
 	return 0;
 }
@@ -215,9 +213,23 @@ void vn_busy_resize(struct vmap_area *va, uintptr_t new_end)
 	uvm_unlock(&vn->busy.lock);
 }
 
+struct vmap_area *vn_busy_split(struct vmap_area *va, uintptr_t at)
+{
+	struct vmap_area *tail = meta_va_alloc();
+
+	if (!tail)
+		return NULL;
+	*tail = *va;
+	tail->va_start = at;
+	vn_busy_resize(va, at);
+	os_guard_install(at - UVM_PAGE_SIZE, UVM_PAGE_SIZE);
+	vn_busy_insert(tail);
+	return tail;
+}
+
 size_t vn_busy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max)
 {
-	return set_snapshot(&nodes[id].busy, after, buf, max);
+	return set_snapshot(&nodes[id].busy, after, buf, max, true);
 }
 
 /* ------------------------------------------------------------------ lazy */
@@ -261,13 +273,16 @@ void vn_lazy_sub(size_t pages) { atomic_fetch_sub_explicit(&lazy_nr, pages, memo
 
 size_t vn_lazy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max)
 {
-	return set_snapshot(&nodes[id].lazy, after, buf, max);
+	return set_snapshot(&nodes[id].lazy, after, buf, max, false);
 }
 
 /* ----------------------------------------------------------------- pools */
 
-/* node_pool_del_va(): look at the first entry only; a misaligned one goes to the tail and the caller takes the tree. */
-struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align)
+/*
+ * node_pool_del_va(): look at the first entry only; one misaligned or on
+ * another NUMA node goes to the tail and the caller takes the tree.
+ */
+struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned nid)
 {
 	struct vmap_node *vn = &nodes[id];
 	struct vmap_pool *vp = &vn->pools.pool[pages - 1];
@@ -278,7 +293,7 @@ struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align)
 		if (!list_empty(&vp->head)) {
 			va = list_first_entry(&vp->head, struct vmap_area, list);
 			list_del(&va->list);
-			if (va->va_start & (align - 1)) {
+			if ((va->va_start & (align - 1)) || va_nid(va) != nid) {
 				list_add_tail(&va->list, &vp->head);
 				va = NULL;
 			} else {
@@ -352,8 +367,6 @@ void vn_stats(struct uvm_stats *st)
 		uvm_lock(&vn->busy.lock);
 		st->busy_bytes += vn->busy.bytes;
 		st->busy_count += vn->busy.nr;
-		st->allocs += vn->allocs;
-		st->frees += vn->frees;
 		uvm_unlock(&vn->busy.lock);
 		uvm_lock(&vn->lazy.lock);
 		st->lazy_bytes += vn->lazy.bytes;

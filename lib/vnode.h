@@ -30,17 +30,24 @@ static inline void va_set_owner(struct vmap_area *va, unsigned id)
 {
 	va->flags = (va->flags & ((1u << VA_OWNER_SHIFT) - 1)) | ((id + 1) << VA_OWNER_SHIFT);
 }
+static inline void va_set_nid(struct vmap_area *va, unsigned nid)
+{
+	va->flags = (va->flags & ~(0xffu << VA_NID_SHIFT)) | (nid << VA_NID_SHIFT);
+}
 
-/* Busy side. */
+/* Busy side: live areas, and the ones resting in thread caches (pcp.h). */
 void vn_busy_insert(struct vmap_area *va);
-/* Unlink and return the busy area that starts exactly at addr, or NULL. */
-struct vmap_area *vn_busy_unlink(uintptr_t addr);
-/* The busy area that starts exactly at addr, or NULL.  Valid while its owner does not free it. */
-struct vmap_area *vn_busy_find(uintptr_t addr);
-/* Copy the busy area that contains addr (any byte of it, guard included) into *out.  True if found. */
+void vn_busy_erase(struct vmap_area *va);
+/* Copy the live area that contains addr (any byte of it, guard included) into *out.  True if found. */
 int vn_busy_lookup(uintptr_t addr, struct vmap_area *out);
 /* Move the end of busy area va (vrealloc), keeping the node's byte count right. */
 void vn_busy_resize(struct vmap_area *va, uintptr_t new_end);
+/*
+ * Cut busy area va at page address at: va keeps [va_start, at) with a new
+ * guard page, and the returned busy area (same flags, owner and caller)
+ * holds [at, va_end).  NULL, with va untouched, when metadata runs out.
+ */
+struct vmap_area *vn_busy_split(struct vmap_area *va, uintptr_t at);
 
 /* Lazy side.  vn_lazy_add returns the pages now waiting in all nodes (the kernel's vmap_lazy_nr). */
 size_t vn_lazy_add(struct vmap_area *va);
@@ -49,19 +56,19 @@ size_t vn_lazy_detach(unsigned id, struct list_head *out);
 /* Subtract purged pages from the global lazy count. */
 void vn_lazy_sub(size_t pages);
 
-/* Pools.  vn_pool_get takes an area of exactly pages pages whose start is aligned to align, or NULL. */
-struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align);
+/* Pools.  vn_pool_get takes an area of exactly pages pages on NUMA node nid whose start is aligned to align, or NULL. */
+struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned nid);
 void vn_pool_put(struct vmap_area *va);
 /* Pages held in all pools. */
 size_t vn_pooled_pages(void);
 /* Move 1/4 of each pool (all of it when full) onto out, most recently added first (decay_va_pool_node). */
 void vn_pool_decay(unsigned id, int full, struct list_head *out);
 
-/* Iteration for vmallocinfo: copy up to max busy (or lazy) areas of node id with va_start > after into buf. */
+/* Iteration for vmallocinfo: copy up to max live (or lazy) areas of node id with va_start > after into buf. */
 size_t vn_busy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max);
 size_t vn_lazy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max);
 
-/* Add the node counters (busy, lazy, pooled, allocs, frees, pool hits/misses) into st. */
+/* Add the node counters (busy including cached, lazy, pooled, pool hits/misses) into st. */
 void vn_stats(struct uvm_stats *st);
 
 void vn_fork_prepare(void);

@@ -236,7 +236,10 @@ __attribute__((noinline)) char *alloc_from_here(size_t size)
 	return p;
 }
 
-Test(api, vmallocinfo_lists_live_then_unpurged)
+static void no_thread_caches(void) { setenv("UVM_PCP", "0", 1); }
+
+/* Without thread caches a freed area goes straight to its node's lazy list, where vmallocinfo shows it. */
+Test(api, vmallocinfo_lists_live_then_unpurged, .init = no_thread_caches)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -251,8 +254,8 @@ Test(api, vmallocinfo_lists_live_then_unpurged)
 	snprintf(line, sizeof(line), "0x%016lx-0x%016lx   16384 alloc_from_here+0x", (unsigned long)(uintptr_t)a,
 		 (unsigned long)(uintptr_t)a + 16384);
 	cr_assert_not_null(strstr(buf, line), "no line for a in:\n%s", buf);
-	cr_assert_not_null(strstr(buf, "pages=3 vmalloc\n"));
-	cr_assert_not_null(strstr(buf, "] pages=3 vmalloc\n"), "no [module] after the caller");
+	cr_assert_not_null(strstr(buf, "pages=3 vmalloc N0=3\n"));
+	cr_assert_not_null(strstr(buf, "] pages=3 vmalloc N0=3\n"), "no [module] after the caller");
 	snprintf(line, sizeof(line), "0x%016lx-0x%016lx    8192 unpurged vm_area\n", (unsigned long)(uintptr_t)b,
 		 (unsigned long)(uintptr_t)b + 8192);
 	cr_assert_not_null(strstr(buf, line), "no unpurged line for b in:\n%s", buf);
@@ -279,10 +282,12 @@ Test(api, stats_follow_the_areas)
 	uvm_stats(&st);
 	cr_assert_eq(st.busy_count, st0.busy_count);
 	cr_assert_eq(st.frees - st0.frees, 10);
-	cr_assert_eq(st.lazy_count + st.pooled_count, 10);
+	cr_assert_eq(st.cached_count, 10, "freed areas rest in this thread's cache");
+	cr_assert_eq(st.cached_bytes, (55 + 10) * 4096);
+	cr_assert_eq(st.lazy_count + st.pooled_count, 0);
 	uvm_purge();
 	uvm_stats(&st);
-	cr_assert_eq(st.lazy_count + st.pooled_count, 0);
+	cr_assert_eq(st.lazy_count + st.pooled_count + st.cached_count, 0);
 	cr_assert_eq(st.free_bytes, st.reserved_bytes - st.regions * 4096 - st.busy_bytes);
 }
 

@@ -1,7 +1,8 @@
 /*
  * tests/test_purge.c - lazy freeing, pools and purge (lib/vnode.c,
- * lib/purge.c): reuse without syscalls or faults, the threshold, batching
- * into merged madvise runs, decay, and RSS really falling.
+ * lib/purge.c), with the thread caches off: reuse without syscalls or
+ * faults, the threshold, batching into merged madvise runs, decay, and RSS
+ * really falling.
  */
 #include "helpers.h"
 
@@ -18,7 +19,14 @@ static struct uvm_stats stats(void)
 	return st;
 }
 
-static void no_auto_purge(void) { setenv("UVM_LAZY_MAX", "1000000", 1); }
+/* These tests are about the node layer: thread caches (test_pcp.c) would keep frees from reaching it. */
+static void node_layer(void) { setenv("UVM_PCP", "0", 1); }
+
+static void no_auto_purge(void)
+{
+	node_layer();
+	setenv("UVM_LAZY_MAX", "1000000", 1);
+}
 
 /* A purged area comes back from its pool: no syscall, no page fault, same addresses. */
 Test(purge, pool_reuse_without_syscalls_or_faults, .init = no_auto_purge)
@@ -58,7 +66,7 @@ Test(purge, pool_reuse_without_syscalls_or_faults, .init = no_auto_purge)
 }
 
 /* Crossing lazy_max_pages runs exactly one purge, which empties every lazy list. */
-Test(purge, threshold_triggers_one_batched_purge)
+Test(purge, threshold_triggers_one_batched_purge, .init = node_layer)
 {
 	enum { N = 600 };
 	static char *p[N];

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "area.h"
 #include "uvmalloc.h"
 #include "vnode.h"
 
@@ -38,8 +39,8 @@ Test(vnode, lookup_from_any_pointer_into_an_area, .init = four_nodes)
 	uvm_vfree(p[3]);
 	cr_assert_not(vn_busy_lookup((uintptr_t)p[3] + 5000, &va), "a freed area is not busy");
 	cr_assert_not(vn_busy_lookup((uintptr_t)&va, &va), "a stack address is not ours");
-	cr_assert_null(vn_busy_find((uintptr_t)p[4] + 4096), "only a start finds an area exactly");
-	cr_assert_not_null(vn_busy_find((uintptr_t)p[4]));
+	cr_assert_null(area_find((uintptr_t)p[4] + 4096), "only a start finds an area exactly");
+	cr_assert_not_null(area_find((uintptr_t)p[4]));
 }
 
 /* Areas start on different zones, so they spread over the nodes' busy trees. */

@@ -1,0 +1,121 @@
+/*
+ * huge.c - huge bodies for huge areas: THP by madvise, or hugetlb pages.
+ *
+ * Userspace difference: the kernel maps a PMD per 2 MiB of the body; here
+ * the body's VMA gets MADV_HUGEPAGE before any page is touched, so the first
+ * touch of each 2 MiB faults one huge page (machine-facts: ~30x cheaper per
+ * byte than 4 KiB faults).  Regions are MADV_NOHUGEPAGE as a whole
+ * (arena.c), so only bodies get huge pages, and a body given back flips to
+ * NOHUGEPAGE again: its VMA merges with the region around it, and the count
+ * of VMAs stays at two or three per live huge area, far from
+ * vm.max_map_count.  Pools and thread caches keep a huge area whole and
+ * backed, so reusing one costs no fault at all.
+ *
+ * hugetlb: the body is replaced by a MAP_HUGETLB mapping (MAP_FIXED) when
+ * the pool has enough free pages; if it has not, or the mapping fails, the
+ * area falls back to THP, never to failure.
+ */
+#include "huge.h"
+
+#include <fcntl.h>
+#include <stddef.h> /* hugetlbfs.h uses size_t without it */
+#include <hugetlbfs.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "os.h"
+
+#define HUGETLB_SYSFS "/sys/kernel/mm/hugepages/hugepages-2048kB/"
+
+static struct {
+	enum thp_mode thp;
+	bool hugetlb; /* UVM_HUGETLB=1 and the kernel offers 2 MiB hugetlb pages */
+} huge;
+
+static bool hugetlb_2m_supported(void)
+{
+	long sizes[8];
+	int n = gethugepagesizes(sizes, 8);
+
+	for (int i = 0; i < n; i++)
+		if (sizes[i] == (long)HUGE_SIZE)
+			return true;
+	return false;
+}
+
+void huge_init(void)
+{
+	huge.thp = (enum thp_mode)option(OPT_THP);
+	huge.hugetlb = option(OPT_HUGETLB) && hugetlb_2m_supported();
+}
+
+bool huge_wanted(size_t usable, bool huge_api)
+{
+	if (huge.hugetlb && (huge_api || usable >= HUGE_SIZE))
+		return true;
+	if (huge.thp == THP_NEVER)
+		return false;
+	return huge_api || (huge.thp == THP_ALWAYS && usable >= HUGE_SIZE);
+}
+
+void huge_body(const struct vmap_area *va, uintptr_t *start, uintptr_t *end)
+{
+	*start = va->va_start;
+	*end = align_down(va->va_end - UVM_PAGE_SIZE, HUGE_SIZE);
+	if (*end < *start)
+		*end = *start;
+}
+
+/* A number from a sysfs file, -1 when it cannot be read; no stdio, so no allocation. */
+static long read_long(const char *path)
+{
+	char buf[32];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return strtol(buf, NULL, 10);
+}
+
+long huge_pool_free(void)
+{
+	long free_pages = read_long(HUGETLB_SYSFS "free_hugepages");
+	long resv = read_long(HUGETLB_SYSFS "resv_hugepages");
+
+	return free_pages < 0 || resv < 0 ? 0 : free_pages - resv;
+}
+
+void huge_back(struct vmap_area *va)
+{
+	uintptr_t start, end;
+
+	huge_body(va, &start, &end);
+	if (start == end || (huge.thp == THP_NEVER && !huge.hugetlb))
+		return;
+	if (huge.hugetlb && huge_pool_free() >= (long)((end - start) / HUGE_SIZE) && !os_remap_hugetlb(start, end - start)) {
+		va->flags |= VA_HUGETLB;
+		return;
+	}
+	if (huge.thp != THP_NEVER && !os_hugepage(start, end - start, 1))
+		va->flags |= VA_HUGE;
+}
+
+void huge_unback(struct vmap_area *va)
+{
+	uintptr_t start, end;
+
+	if (!(va->flags & VA_HUGETLB))
+		return;
+	huge_body(va, &start, &end);
+	os_remap_plain(start, end - start);
+	va->flags &= ~VA_HUGETLB;
+}
+
+void huge_reset_run(uintptr_t start, uintptr_t end) { os_hugepage(start, end - start, 0); }

@@ -1,0 +1,27 @@
+/*
+ * numa.h - NUMA nodes (the kernel's numa_node_id() and vmalloc_node()).
+ *
+ * Each NUMA node owns its own regions of address space and its own free
+ * tree (arena.c), bound to the node with mbind, so where an area's pages
+ * live follows from its address.  With UVM_FAKE_NUMA=N a one-node machine
+ * is split into N pretend nodes, all bound to the one real node, so every
+ * per-node path runs in the tests.
+ */
+#ifndef UVM_NUMA_H
+#define UVM_NUMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NUMA_MAX_NODES 64
+
+/* Learn the nodes and the CPU-to-node map (libnuma), or set up the fake ones.  0 or ENOMEM. */
+int numa_setup(void);
+/* Nodes areas can be placed on: the real ones, or UVM_FAKE_NUMA. */
+unsigned numa_nodes(void);
+/* The node of the CPU the calling thread runs on (no syscall: sched_getcpu reads rseq). */
+unsigned numa_local(void);
+/* Bind the pages of a new region to node nid (MPOL_PREFERRED).  Nothing to do on a one-node machine. */
+void numa_bind_region(uintptr_t base, size_t size, unsigned nid);
+
+#endif

@@ -1,0 +1,486 @@
+/*
+ * pcp.c - per-thread order caches (the kernel's pcp lists, mm/page_alloc.c).
+ *
+ * Seeds 000 and 003 are the rules: a block freed at order N goes back to the
+ * order-N list whole, never split on free, and allocation tries the pcp
+ * lists before anything shared.  Userspace difference: threads, not CPUs;
+ * a thread's cache drains when the thread exits, and an idle thread's cache
+ * is decayed by whichever thread next takes a slow path, since a preloaded
+ * allocator must not start a thread of its own.
+ *
+ * Watermarks, as the kernel's adaptive pcp high (v6.7): `high` starts at
+ * PCP_HIGH_MIN_PAGES; when frees overflow it after the thread missed in its
+ * own cache (it had to fetch memory it has now given back: its working set
+ * is larger than high), high grows by what it missed, up to UVM_PCP_HIGH.
+ * Otherwise the coldest areas drain, round robin over the lists from their
+ * tails (free_pcppages_bulk), until PCP_BATCH_PAGES below high.  Every
+ * PCP_DECAY_NS, decay_pcp_high(): high falls by 1/8 towards
+ * PCP_HIGH_MIN_PAGES, or by a quarter towards 0 for a thread that did
+ * nothing since the last decay, and the excess drains.
+ */
+#define _GNU_SOURCE
+#include "pcp.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include "lock.h"
+#include "meta.h"
+#include "options.h"
+#include "os.h"
+#include "purge.h"
+#include "vnode.h"
+
+#define PCP_SCAN 8 /* entries of a list looked at for an exact fit before taking any fit */
+
+struct pcp_list {
+	struct list_head head; /* hottest first */
+	size_t count;
+};
+
+struct pcp {
+	atomic_bool locked;  /* the owner on every operation; others only to decay, drain at exit, or fork */
+	size_t pages, count; /* cached, all lists */
+	size_t high;
+	size_t missed;       /* pages fetched from the node since the last drain or decay */
+	uint64_t ops, ops_at_decay;
+	uint64_t allocs, frees, hits, misses, drained;
+	struct list_head link; /* in the registry */
+	struct pcp_list lists[]; /* [nid * PCP_ORDERS + order] */
+};
+
+static struct {
+	uvm_lock_t lock; /* the registry: live caches, spare structs, counters of exited threads */
+	struct list_head live;
+	struct pcp *spare;   /* structs of exited threads, linked through link.next */
+	uint64_t allocs, frees, hits, misses, drained;
+	unsigned nodes;
+	size_t size;         /* of one struct pcp */
+	size_t high_max;
+	bool enabled;
+	pthread_key_t key;
+	_Atomic uint64_t next_decay;
+	_Atomic uint64_t stray_allocs, stray_frees; /* from threads past their exit */
+} reg = { .lock = UVM_LOCK_INIT, .live = LIST_HEAD_INIT(reg.live) };
+
+static __thread struct pcp *tls_pcp __attribute__((tls_model("initial-exec")));
+static __thread bool tls_exited __attribute__((tls_model("initial-exec")));
+
+/* ------------------------------------------------------------ the lock */
+
+static void pcp_lock(struct pcp *p)
+{
+	while (atomic_exchange_explicit(&p->locked, true, memory_order_acquire))
+		while (atomic_load_explicit(&p->locked, memory_order_relaxed))
+			sched_yield(); /* only a decaying or forking thread holds it, briefly */
+}
+
+static bool pcp_trylock(struct pcp *p) { return !atomic_exchange_explicit(&p->locked, true, memory_order_acquire); }
+static void pcp_unlock(struct pcp *p) { atomic_store_explicit(&p->locked, false, memory_order_release); }
+
+/* ------------------------------------------------------- list handling */
+
+static unsigned order_of(size_t pages)
+{
+	unsigned k = fls_ul(pages) - 1;
+
+	return k < PCP_ORDERS ? k : PCP_ORDERS - 1;
+}
+
+static struct pcp_list *list_of(struct pcp *p, unsigned nid, unsigned order) { return &p->lists[nid * PCP_ORDERS + order]; }
+
+static void unlink_cached(struct pcp *p, struct pcp_list *l, struct vmap_area *va)
+{
+	list_del(&va->list);
+	l->count--;
+	p->count--;
+	p->pages -= va_pages(va);
+}
+
+static bool fits(const struct vmap_area *va, size_t pages, size_t align)
+{
+	/* A hugetlb body can only be split on a 2 MiB boundary: such areas are reused whole or not at all. */
+	return va_pages(va) >= pages && !(va->va_start & (align - 1)) &&
+	       (va_pages(va) == pages || !(va->flags & VA_HUGETLB));
+}
+
+/* The first exact fit among the hottest PCP_SCAN entries, else the first fit among them. */
+static struct vmap_area *take_fit(struct pcp *p, struct pcp_list *l, size_t pages, size_t align)
+{
+	struct vmap_area *va, *fit = NULL;
+	unsigned seen = 0;
+
+	list_for_each_entry(va, &l->head, list) {
+		if (++seen > PCP_SCAN)
+			break;
+		if (!fits(va, pages, align))
+			continue;
+		if (va_pages(va) == pages) {
+			fit = va;
+			break;
+		}
+		if (!fit)
+			fit = va;
+	}
+	if (fit)
+		unlink_cached(p, l, fit);
+	return fit;
+}
+
+/*
+ * Move the coldest areas onto out until at most target pages stay: the tail
+ * of each non-empty list in turn, as free_pcppages_bulk() does.
+ */
+static void drain_locked(struct pcp *p, size_t target, struct list_head *out)
+{
+	size_t total = (size_t)reg.nodes * PCP_ORDERS;
+
+	for (size_t i = 0; p->pages > target; i = (i + 1) % total) {
+		struct pcp_list *l = &p->lists[i];
+		struct vmap_area *va;
+
+		if (!l->count)
+			continue;
+		va = list_entry(l->head.prev, struct vmap_area, list);
+		unlink_cached(p, l, va);
+		list_add_tail(&va->list, out);
+		p->drained++;
+	}
+	p->missed = 0;
+}
+
+/* ---------------------------------------------------- thread lifetime */
+
+static struct pcp *new_pcp(void)
+{
+	struct pcp *p;
+
+	uvm_lock(&reg.lock);
+	p = reg.spare;
+	if (p)
+		reg.spare = (struct pcp *)p->link.next;
+	uvm_unlock(&reg.lock);
+	if (!p && !(p = os_alloc_meta(reg.size)))
+		return NULL;
+	atomic_store_explicit(&p->locked, false, memory_order_relaxed);
+	p->pages = p->count = p->missed = 0;
+	p->high = PCP_HIGH_MIN_PAGES < reg.high_max ? PCP_HIGH_MIN_PAGES : reg.high_max;
+	p->ops = p->ops_at_decay = p->allocs = p->frees = p->hits = p->misses = p->drained = 0;
+	for (size_t i = 0; i < (size_t)reg.nodes * PCP_ORDERS; i++) {
+		list_init(&p->lists[i].head);
+		p->lists[i].count = 0;
+	}
+	uvm_lock(&reg.lock);
+	list_add_tail(&p->link, &reg.live);
+	uvm_unlock(&reg.lock);
+	return p;
+}
+
+static uvm_noinline struct pcp *self_slow(void)
+{
+	if (tls_exited)
+		return NULL;
+	tls_pcp = new_pcp();
+	/* Keys below 32 live in the thread descriptor: pthread_setspecific never allocates for ours. */
+	if (tls_pcp)
+		pthread_setspecific(reg.key, tls_pcp);
+	return tls_pcp;
+}
+
+static inline struct pcp *self(void)
+{
+	struct pcp *p = tls_pcp;
+
+	return likely(p) ? p : self_slow();
+}
+
+static void fold_counters(struct pcp *p)
+{
+	reg.allocs += p->allocs;
+	reg.frees += p->frees;
+	reg.hits += p->hits;
+	reg.misses += p->misses;
+	reg.drained += p->drained;
+}
+
+/* Unregister p (its lists empty) and keep the struct for the next thread. */
+static void retire(struct pcp *p)
+{
+	uvm_lock(&reg.lock);
+	fold_counters(p);
+	list_del(&p->link);
+	p->link.next = (struct list_head *)reg.spare;
+	reg.spare = p;
+	uvm_unlock(&reg.lock);
+}
+
+static void thread_exit(void *arg)
+{
+	struct pcp *p = arg;
+	LIST_HEAD(out);
+
+	pcp_lock(p);
+	drain_locked(p, 0, &out);
+	pcp_unlock(p);
+	purge_free_lazily(&out);
+	retire(p);
+	/* Frees that later destructors make bypass the cache: nothing would drain it again. */
+	tls_pcp = NULL;
+	tls_exited = true;
+}
+
+int pcp_init(unsigned nodes)
+{
+	size_t high = (size_t)option(OPT_PCP_HIGH) >> UVM_PAGE_SHIFT;
+
+	reg.nodes = nodes;
+	reg.size = align_up(sizeof(struct pcp) + (size_t)nodes * PCP_ORDERS * sizeof(struct pcp_list), UVM_PAGE_SIZE);
+	reg.enabled = option(OPT_PCP) && high;
+	reg.high_max = high;
+	return pthread_key_create(&reg.key, thread_exit);
+}
+
+/* ------------------------------------------------------------ fast paths */
+
+static bool cacheable(const struct pcp *p, const struct vmap_area *va)
+{
+	return p && reg.enabled && va_pages(va) <= reg.high_max;
+}
+
+/* Cache va as p's hottest area of its order; over high, grow high or drain the coldest onto out. */
+static void put_locked(struct pcp *p, struct vmap_area *va, struct list_head *out)
+{
+	struct pcp_list *l = list_of(p, va_nid(va), order_of(va_pages(va)));
+
+	list_add(&va->list, &l->head);
+	l->count++;
+	p->count++;
+	p->pages += va_pages(va);
+	if (p->high < PCP_HIGH_MIN_PAGES && PCP_HIGH_MIN_PAGES <= reg.high_max)
+		p->high = PCP_HIGH_MIN_PAGES; /* a decayed thread is busy again */
+	if (p->pages > p->high && p->missed) {
+		p->high = p->high + p->missed < reg.high_max ? p->high + p->missed : reg.high_max;
+		p->missed = 0;
+	}
+	if (p->pages > p->high)
+		drain_locked(p, p->high > PCP_BATCH_PAGES ? p->high - PCP_BATCH_PAGES : 0, out);
+}
+
+/* A larger area than asked for is cut to size (the buddy's expand()); the tail stays cached, whole. */
+static void trim(struct pcp *p, struct vmap_area *va, size_t pages)
+{
+	struct vmap_area *tail;
+	LIST_HEAD(out);
+
+	if (va_pages(va) == pages || !(tail = vn_busy_split(va, va->va_start + (pages << UVM_PAGE_SHIFT))))
+		return; /* out of metadata: the whole area is handed out */
+	pcp_lock(p);
+	put_locked(p, tail, &out);
+	pcp_unlock(p);
+	purge_free_lazily(&out);
+}
+
+bool pcp_put(struct vmap_area *va)
+{
+	struct pcp *p = self();
+	LIST_HEAD(out);
+
+	if (!cacheable(p, va)) {
+		pcp_count_free();
+		return false;
+	}
+	pcp_lock(p);
+	p->ops++;
+	p->frees++;
+	put_locked(p, va, &out);
+	pcp_unlock(p);
+	purge_free_lazily(&out);
+	return true;
+}
+
+struct vmap_area *pcp_get(unsigned nid, size_t pages, size_t align)
+{
+	struct pcp *p;
+	struct vmap_area *va = NULL;
+
+	if (!reg.enabled || !(p = self()))
+		return NULL;
+	pcp_lock(p);
+	p->ops++;
+	if (p->count)
+		for (unsigned k = order_of(pages); k < PCP_ORDERS && !va; k++)
+			va = take_fit(p, list_of(p, nid, k), pages, align);
+	if (va) {
+		p->hits++;
+		p->allocs++;
+	} else {
+		p->misses++;
+		p->missed += pages;
+	}
+	pcp_unlock(p);
+	if (va)
+		trim(p, va, pages);
+	return va;
+}
+
+/* Counted in the thread's own struct, or in a shared atomic once the thread is past its exit. */
+static void count_op(size_t field_offset, _Atomic uint64_t *stray)
+{
+	struct pcp *p = tls_exited ? NULL : self();
+
+	if (!p) {
+		atomic_fetch_add_explicit(stray, 1, memory_order_relaxed);
+		return;
+	}
+	pcp_lock(p);
+	p->ops++;
+	(*(uint64_t *)((char *)p + field_offset))++;
+	pcp_unlock(p);
+}
+
+void pcp_count_alloc(void) { count_op(offsetof(struct pcp, allocs), &reg.stray_allocs); }
+void pcp_count_free(void) { count_op(offsetof(struct pcp, frees), &reg.stray_frees); }
+
+/* ------------------------------------------------------------- decay */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	/* The coarse clock is read in the vDSO: no syscall. */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void decay_one(struct pcp *p, struct list_head *out)
+{
+	size_t step;
+
+	if (p->ops == p->ops_at_decay) {
+		step = p->high / 4 > PCP_BATCH_PAGES ? p->high / 4 : PCP_BATCH_PAGES;
+		p->high = p->high > step ? p->high - step : 0;
+	} else if (p->high > PCP_HIGH_MIN_PAGES) {
+		step = p->high / 8;
+		p->high = p->high - step > PCP_HIGH_MIN_PAGES ? p->high - step : PCP_HIGH_MIN_PAGES;
+	}
+	p->ops_at_decay = p->ops;
+	p->missed = 0;
+	if (p->pages > p->high)
+		drain_locked(p, p->high, out);
+}
+
+void pcp_decay(void)
+{
+	LIST_HEAD(out);
+	struct pcp *p;
+
+	uvm_lock(&reg.lock);
+	list_for_each_entry(p, &reg.live, link) {
+		/* A busy owner is plainly not idle: skip it rather than wait. */
+		if (!pcp_trylock(p))
+			continue;
+		decay_one(p, &out);
+		pcp_unlock(p);
+	}
+	uvm_unlock(&reg.lock);
+	purge_free_lazily(&out);
+}
+
+void pcp_decay_maybe(void)
+{
+	uint64_t now = now_ns(), due = atomic_load_explicit(&reg.next_decay, memory_order_relaxed);
+
+	if (now < due || !atomic_compare_exchange_strong(&reg.next_decay, &due, now + PCP_DECAY_NS))
+		return;
+	pcp_decay();
+}
+
+void pcp_drain_all(void)
+{
+	LIST_HEAD(out);
+	struct pcp *p;
+
+	uvm_lock(&reg.lock);
+	list_for_each_entry(p, &reg.live, link) {
+		pcp_lock(p);
+		drain_locked(p, 0, &out);
+		pcp_unlock(p);
+	}
+	uvm_unlock(&reg.lock);
+	purge_free_lazily(&out);
+}
+
+size_t pcp_high(void)
+{
+	struct pcp *p = self();
+
+	return p ? p->high : 0;
+}
+
+/* ------------------------------------------------------------- stats */
+
+void pcp_stats(struct uvm_stats *st)
+{
+	struct pcp *p;
+
+	uvm_lock(&reg.lock);
+	st->allocs += reg.allocs;
+	st->frees += reg.frees;
+	st->cache_hits += reg.hits;
+	st->cache_misses += reg.misses;
+	st->cache_drained += reg.drained;
+	list_for_each_entry(p, &reg.live, link) {
+		pcp_lock(p);
+		st->allocs += p->allocs;
+		st->frees += p->frees;
+		st->cache_hits += p->hits;
+		st->cache_misses += p->misses;
+		st->cache_drained += p->drained;
+		st->cached_bytes += p->pages << UVM_PAGE_SHIFT;
+		st->cached_count += p->count;
+		pcp_unlock(p);
+	}
+	uvm_unlock(&reg.lock);
+	st->allocs += atomic_load_explicit(&reg.stray_allocs, memory_order_relaxed);
+	st->frees += atomic_load_explicit(&reg.stray_frees, memory_order_relaxed);
+}
+
+/* -------------------------------------------------------------- fork */
+
+void pcp_fork_prepare(void)
+{
+	struct pcp *p;
+
+	uvm_lock(&reg.lock);
+	list_for_each_entry(p, &reg.live, link)
+		pcp_lock(p);
+}
+
+void pcp_fork_parent(void)
+{
+	struct pcp *p;
+
+	list_for_each_entry(p, &reg.live, link)
+		pcp_unlock(p);
+	uvm_unlock(&reg.lock);
+}
+
+/* The other threads are gone in the child: their caches drain to the nodes, their counters fold in. */
+void pcp_fork_child(void)
+{
+	struct pcp *p, *n;
+	LIST_HEAD(out);
+
+	uvm_lock_init(&reg.lock);
+	list_for_each_entry_safe(p, n, &reg.live, link) {
+		pcp_unlock(p);
+		if (p == tls_pcp)
+			continue;
+		drain_locked(p, 0, &out);
+		retire(p);
+	}
+	purge_free_lazily(&out);
+}
