@@ -1,0 +1,221 @@
+/*
+ * tests/test_pcp.c - per-thread order caches (lib/pcp.c): a block freed at
+ * order N is the one handed out next at order N, higher orders serve and are
+ * trimmed, watermarks grow and drain, decay empties an idle cache, and a
+ * thread's cache drains when it exits.
+ */
+#include "helpers.h"
+
+#include <pthread.h>
+
+#include "pcp.h"
+#include "uvmalloc.h"
+
+static struct uvm_stats stats(void)
+{
+	struct uvm_stats st;
+
+	uvm_stats(&st);
+	return st;
+}
+
+/* Areas of many orders freed in one order come back, each at its own order, hottest first. */
+Test(pcp, freed_block_is_next_at_its_order)
+{
+	enum { N = 11 };
+	char *p[N], *q[N];
+
+	for (int i = 0; i < N; i++)
+		p[i] = uvm_vmalloc(((size_t)1 << i) * 4096); /* 2^i usable pages + the guard: one block per order */
+	for (int i = 0; i < N; i++)
+		uvm_vfree(p[i]);
+	cr_assert_eq(stats().cached_count, N);
+	for (int i = N - 1; i >= 0; i--) {
+		q[i] = uvm_vmalloc(((size_t)1 << i) * 4096);
+		cr_assert_eq(q[i], p[i], "order of %zu pages: got %p, freed %p", (size_t)1 << i, q[i], p[i]);
+	}
+	cr_assert_eq(stats().cached_count, 0);
+	cr_assert_eq(stats().cache_hits, N);
+	/* Two blocks of one order: LIFO, the hotter (later freed) first. */
+	char *other = uvm_vmalloc(8 * 4096);
+	uvm_vfree(q[3]);
+	uvm_vfree(other);
+	cr_assert_eq(uvm_vmalloc(8 * 4096), other);
+	cr_assert_eq(uvm_vmalloc(8 * 4096), q[3]);
+}
+
+/* An empty order is served by the next higher one; the block is trimmed and its tail stays cached whole. */
+Test(pcp, higher_order_serves_and_is_trimmed)
+{
+	char *big = uvm_vmalloc(99 * 4096); /* 100 pages: order 6 */
+	char *small;
+	struct uvm_stats st;
+
+	uvm_vfree(big);
+	small = uvm_vmalloc(9 * 4096); /* 10 pages: order 3, empty */
+	cr_assert_eq(small, big, "the order-6 block was not used");
+	cr_assert_eq(uvm_vsize(small), 9 * 4096);
+	st = stats();
+	cr_assert_eq(st.cached_count, 1);
+	cr_assert_eq(st.cached_bytes, 90 * 4096, "the tail (90 pages) stays cached in one piece");
+	cr_assert_eq(uvm_vmalloc(89 * 4096), big + 10 * 4096, "the tail is served at its own order");
+}
+
+/* Alignment is honoured: a cached block whose start is not aligned is not handed out for an aligned request. */
+Test(pcp, alignment_is_respected)
+{
+	char *p = uvm_vmalloc_aligned(4096, 4096);
+	char *q;
+
+	if (((uintptr_t)p & ((1 << 20) - 1)) == 0) /* happens to be 1 MiB aligned: take another */
+		p = uvm_vmalloc(4096);
+	uvm_vfree(p);
+	q = uvm_vmalloc_aligned(4096, 1 << 20);
+	cr_assert_eq((uintptr_t)q & ((1 << 20) - 1), 0);
+	cr_assert_neq(q, p);
+}
+
+static void small_high(void) { setenv("UVM_PCP_HIGH", "8M", 1); }
+
+/* Frees beyond high grow it by what the thread missed, up to UVM_PCP_HIGH; the rest drains to the node. */
+Test(pcp, watermark_grows_then_drains, .init = small_high)
+{
+	enum { N = 64, PAGES = 64 }; /* 64 x 65 pages = 16.25 MiB with guards */
+	char *p[N];
+	struct uvm_stats st;
+
+	for (int i = 0; i < N; i++)
+		p[i] = uvm_vmalloc((PAGES - 1) * 4096 + 4096);
+	cr_assert_eq(pcp_high(), 1024, "high starts at 4 MiB");
+	for (int i = 0; i < N; i++)
+		uvm_vfree(p[i]);
+	st = stats();
+	cr_assert_eq(pcp_high(), 2048, "high grew to UVM_PCP_HIGH (8 MiB), not beyond");
+	cr_assert_leq(st.cached_bytes, 2048 * 4096);
+	cr_assert_geq(st.cached_bytes, (2048 - PCP_BATCH_PAGES - 65) * 4096, "drains go a batch below high, no further");
+	cr_assert_eq(st.cached_count + st.cache_drained, N);
+	cr_assert_eq(st.lazy_count + st.pooled_count, st.cache_drained, "drained areas went to the node");
+	/* The coldest drained: the last freed (hottest) are the ones still cached. */
+	cr_assert_eq(uvm_vmalloc((PAGES - 1) * 4096 + 4096), p[N - 1]);
+}
+
+/* A cycle that fits under UVM_PCP_HIGH settles: after one cycle of growth, nothing drains. */
+Test(pcp, working_set_settles_without_drains)
+{
+	enum { N = 40, SIZE = 256 << 10 }; /* 10 MiB per cycle, more than the initial high */
+	char *p[N];
+	uint64_t drained = 0;
+
+	for (int cycle = 0; cycle < 4; cycle++) {
+		for (int i = 0; i < N; i++)
+			p[i] = uvm_vmalloc(SIZE);
+		for (int i = 0; i < N; i++)
+			uvm_vfree(p[i]);
+		if (cycle == 1)
+			drained = stats().cache_drained;
+	}
+	cr_assert_eq(stats().cache_drained, drained, "cycles after the first drained again");
+	cr_assert_eq(stats().cached_count, N);
+}
+
+/* Decay: an idle thread's high falls by a quarter (at least a batch) per step, to 0, and its cache drains. */
+Test(pcp, decay_empties_an_idle_cache)
+{
+	enum { N = 16 };
+	char *p[N];
+	size_t high, steps = 0;
+
+	for (int i = 0; i < N; i++)
+		p[i] = uvm_vmalloc(63 * 4096);
+	for (int i = 0; i < N; i++)
+		uvm_vfree(p[i]);
+	cr_assert_eq(stats().cached_count, N);
+	pcp_decay(); /* the thread was busy since the cache began: high stays at least 4 MiB */
+	cr_assert_eq(stats().cached_count, N);
+	high = pcp_high();
+	cr_assert_geq(high, PCP_HIGH_MIN_PAGES);
+	while (stats().cached_count && steps < 64) {
+		pcp_decay(); /* idle from now on */
+		steps++;
+		cr_assert_leq(pcp_high(), high - (high / 4 > PCP_BATCH_PAGES ? high / 4 : PCP_BATCH_PAGES));
+		high = pcp_high();
+		cr_assert_leq(stats().cached_bytes, high * 4096);
+	}
+	cr_assert_eq(stats().cached_bytes, 0, "an idle cache did not empty in %zu decay steps", steps);
+	cr_assert_leq(steps, 8);
+	/* Busy again: high is back at its minimum, and frees cache again. */
+	uvm_vfree(uvm_vmalloc(4096));
+	cr_assert_eq(stats().cached_count, 1);
+	cr_assert_eq(pcp_high(), PCP_HIGH_MIN_PAGES);
+}
+
+static void *alloc_free_and_exit(void *arg)
+{
+	char *p[10];
+
+	(void)arg;
+	for (int i = 0; i < 10; i++)
+		p[i] = uvm_vmalloc((size_t)(i + 1) * 4096);
+	for (int i = 0; i < 10; i++)
+		uvm_vfree(p[i]);
+	return NULL;
+}
+
+/* A thread's cache drains to the nodes when the thread exits; its counters survive it. */
+Test(pcp, thread_exit_drains_the_cache)
+{
+	pthread_t t;
+	struct uvm_stats before = stats(), st;
+
+	cr_assert_eq(pthread_create(&t, NULL, alloc_free_and_exit, NULL), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	st = stats();
+	cr_assert_eq(st.cached_count, before.cached_count);
+	cr_assert_eq(st.lazy_count + st.pooled_count - before.lazy_count - before.pooled_count, 10);
+	cr_assert_eq(st.allocs - before.allocs, 10);
+	cr_assert_eq(st.frees - before.frees, 10);
+}
+
+static void *free_it(void *p)
+{
+	uvm_vfree(p);
+	return uvm_vmalloc(5 * 4096);
+}
+
+/* A free lands in the freeing thread's cache, as a page freed on another CPU lands in that CPU's pcp. */
+Test(pcp, free_goes_to_the_freeing_thread)
+{
+	char *p = uvm_vmalloc(5 * 4096);
+	void *got;
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, free_it, p), 0);
+	cr_assert_eq(pthread_join(t, &got), 0);
+	cr_assert_eq(got, p, "the other thread reused what it freed");
+	uvm_vfree(got);
+}
+
+static void caches_off(void) { setenv("UVM_PCP", "0", 1); }
+
+Test(pcp, off_means_no_caching, .init = caches_off)
+{
+	uvm_vfree(uvm_vmalloc(4096));
+	cr_assert_eq(stats().cached_count, 0);
+	cr_assert_eq(stats().lazy_count, 1);
+	cr_assert_eq(stats().cache_hits, 0);
+}
+
+/* A double free is caught even though the first free left the area cached and in its busy tree. */
+static void double_free(void *arg)
+{
+	char *p = uvm_vmalloc(4096);
+
+	(void)arg;
+	uvm_vfree(p);
+	uvm_vfree(p);
+}
+
+Test(pcp, double_free_of_a_cached_area_aborts)
+{
+	expect_death(double_free, NULL, SIGABRT, "uvmalloc: uvm_vfree(): invalid pointer 0x");
+}
