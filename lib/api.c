@@ -11,7 +11,7 @@
 
 #include "area.h"
 #include "init.h"
-#include "numa.h"
+#include "numa_node.h"
 #include "pcp.h"
 #include "purge.h"
 #include "uvmalloc.h"

@@ -21,7 +21,7 @@
 #include "arena.h"
 #include "huge.h"
 #include "meta.h"
-#include "numa.h"
+#include "numa_node.h"
 #include "options.h"
 #include "os.h"
 #include "pcp.h"

@@ -23,7 +23,7 @@
 
 #include "lock.h"
 #include "meta.h"
-#include "numa.h"
+#include "numa_node.h"
 #include "options.h"
 #include "os.h"
 

@@ -22,7 +22,7 @@
 #include "huge.h"
 #include "lock.h"
 #include "meta.h"
-#include "numa.h"
+#include "numa_node.h"
 #include "options.h"
 #include "os.h"
 #include "pcp.h"

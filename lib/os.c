@@ -3,7 +3,7 @@
  */
 #include "os.h"
 
-#include "numa.h"
+#include "numa_node.h"
 
 #include <errno.h>
 #include <numaif.h>

@@ -1,5 +1,6 @@
 /*
- * numa.h - NUMA nodes (the kernel's numa_node_id() and vmalloc_node()).
+ * numa_node.h - NUMA nodes (the kernel's numa_node_id() and vmalloc_node());
+ * named so as not to hide libnuma's <numa.h>.
  *
  * Each NUMA node owns its own regions of address space and its own free
  * tree (arena.c), bound to the node with mbind, so where an area's pages
@@ -7,8 +8,8 @@
  * is split into N pretend nodes, all bound to the one real node, so every
  * per-node path runs in the tests.
  */
-#ifndef UVM_NUMA_H
-#define UVM_NUMA_H
+#ifndef UVM_NUMA_NODE_H
+#define UVM_NUMA_NODE_H
 
 #include <stddef.h>
 #include <stdint.h>

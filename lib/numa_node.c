@@ -1,12 +1,12 @@
 /*
- * numa.c - which node a thread is on, and binding regions to nodes.
+ * numa_node.c - which node a thread is on, and binding regions to nodes.
  *
  * The policy is MPOL_PREFERRED, as vmalloc_node() prefers a node but falls
  * back to others rather than fail (no __GFP_THISNODE).  libnuma's own
  * set-up allocates, so everything here runs once, at init.
  */
 #define _GNU_SOURCE
-#include "numa.h"
+#include "numa_node.h"
 
 #include <errno.h>
 #include <numa.h>

@@ -1,0 +1,221 @@
+/*
+ * tests/test_huge.c - huge bodies (lib/huge.c): 2 MiB alignment, MADV_HUGEPAGE
+ * on the body and small pages on the tail (seed 002), the UVM_THP modes,
+ * VMAs merging back after a purge, hugetlb pages from the pool and the
+ * fallback to THP when the pool is empty.  Checked in /proc/self/smaps.
+ */
+#include "helpers.h"
+
+#include <fcntl.h>
+
+#include "huge.h"
+#include "uvmalloc.h"
+
+#define MiB ((size_t)1 << 20)
+#define NR_HUGEPAGES "/proc/sys/vm/nr_hugepages"
+
+static bool thp_possible(void)
+{
+	char buf[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	return !strstr(buf, "[never]") && buf[0];
+}
+
+static int count_vmas(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	cr_assert_not_null(f);
+	for (int c; (c = fgetc(f)) != EOF;)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+/* The body [p, p + body) is one MADV_HUGEPAGE mapping; what follows it is not. */
+static void expect_huge_body(const char *p, size_t body)
+{
+	struct vma_info vi;
+
+	cr_assert_eq((uintptr_t)p % (2 * MiB), 0, "%p is not 2 MiB aligned", p);
+	cr_assert(vma_of(p, &vi));
+	cr_assert_eq(vi.start, (unsigned long)p, "the body's mapping does not start at the area");
+	cr_assert_eq(vi.end, (unsigned long)p + body, "the body's mapping is %lu bytes, not %zu", vi.end - vi.start, body);
+	cr_assert(vma_has_flag(&vi, "hg"), "no MADV_HUGEPAGE on the body: %s", vi.flags);
+	cr_assert(vma_of(p + body, &vi));
+	cr_assert_not(vma_has_flag(&vi, "hg"), "the tail must keep small pages: %s", vi.flags);
+}
+
+Test(huge, body_gets_huge_pages_and_tail_small_ones)
+{
+	size_t size = 4 * MiB + 3 * 4096;
+	char *p = uvm_vmalloc_huge(size);
+	struct vma_info vi;
+
+	cr_assert_not_null(p);
+	cr_assert_eq(uvm_vsize(p), size, "the size is not rounded up to 2 MiB");
+	expect_huge_body(p, 4 * MiB);
+	if (!thp_possible())
+		cr_skip_test("transparent hugepages are off on this kernel: placement checked, backing not");
+	long faults = minor_faults();
+	memset(p, 1, size);
+	cr_assert_leq(minor_faults() - faults, 2 + 3 + 2, "4 MiB body + 3 tail pages took %ld faults", minor_faults() - faults);
+	cr_assert(vma_of(p, &vi));
+	cr_assert_eq(vi.anon_huge_kb, 4096, "AnonHugePages of the body is %ld kB", vi.anon_huge_kb);
+	cr_assert(vma_of(p + 4 * MiB, &vi));
+	cr_assert_eq(vi.anon_huge_kb, 0, "the tail got a huge page");
+	uvm_vfree(p);
+}
+
+Test(huge, small_huge_area_is_aligned_without_a_body)
+{
+	char *p = uvm_vmalloc_huge(100 << 10);
+	struct vma_info vi;
+
+	cr_assert_eq((uintptr_t)p % (2 * MiB), 0);
+	cr_assert(vma_of(p, &vi));
+	cr_assert_not(vma_has_flag(&vi, "hg"), "less than 2 MiB has no huge body");
+	uvm_vfree(p);
+}
+
+/* UVM_THP=always (the default): every area of 2 MiB or more is huge, through any function. */
+Test(huge, always_makes_large_vmalloc_huge)
+{
+	char *p = uvm_vmalloc(3 * MiB);
+
+	expect_huge_body(p, 2 * MiB);
+	uvm_vfree(p);
+}
+
+static void huge_only(void) { setenv("UVM_THP", "huge-only", 1); }
+
+Test(huge, huge_only_leaves_plain_vmalloc_small, .init = huge_only)
+{
+	char *p = uvm_vmalloc(5 * MiB), *h = uvm_vmalloc_huge(5 * MiB);
+	struct vma_info vi;
+
+	cr_assert(vma_of(p, &vi));
+	cr_assert_not(vma_has_flag(&vi, "hg"));
+	expect_huge_body(h, 4 * MiB);
+	uvm_vfree(p);
+	uvm_vfree(h);
+}
+
+static void never(void) { setenv("UVM_THP", "never", 1); }
+
+Test(huge, never_means_no_huge_pages, .init = never)
+{
+	char *h = uvm_vmalloc_huge(5 * MiB);
+	struct vma_info vi;
+
+	cr_assert(vma_of(h, &vi));
+	cr_assert_not(vma_has_flag(&vi, "hg"));
+	cr_assert(vma_has_flag(&vi, "nh"), "regions are MADV_NOHUGEPAGE as a whole: %s", vi.flags);
+	uvm_vfree(h);
+}
+
+/* After a purge the body is MADV_NOHUGEPAGE again and its mapping merges with the region: VMAs do not pile up. */
+Test(huge, purged_bodies_merge_back)
+{
+	enum { N = 20 };
+	char *p[N];
+	int before;
+	struct vma_info vi;
+
+	uvm_vfree(uvm_vmalloc(4096));
+	before = count_vmas();
+	for (int i = 0; i < N; i++)
+		p[i] = uvm_vmalloc_huge(2 * MiB + 4096 * (size_t)(i + 1));
+	cr_assert_geq(count_vmas(), before + N, "each huge area has a body mapping");
+	for (int i = 0; i < N; i++)
+		uvm_vfree(p[i]);
+	uvm_purge();
+	cr_assert_eq(count_vmas(), before, "%d mappings before, %d after the purge", before, count_vmas());
+	cr_assert(vma_of(p[0], &vi));
+	cr_assert_not(vma_has_flag(&vi, "hg"));
+}
+
+/* ---------------------------------------------------------------- hugetlb */
+
+static long read_nr_hugepages(void)
+{
+	long n = -1;
+	FILE *f = fopen(NR_HUGEPAGES, "r");
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+static bool write_nr_hugepages(long n)
+{
+	FILE *f = fopen(NR_HUGEPAGES, "w");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fprintf(f, "%ld\n", n) > 0;
+	return fclose(f) == 0 && ok;
+}
+
+static void use_hugetlb(void) { setenv("UVM_HUGETLB", "1", 1); }
+
+/* Hugetlb pages when the pool has them; plain pages again once purged, and the pool gets them back. */
+Test(huge, hugetlb_body_from_the_pool, .init = use_hugetlb)
+{
+	long had = read_nr_hugepages();
+	struct vma_info vi;
+	char *p;
+
+	if (had < 0 || !write_nr_hugepages(had + 2) || read_nr_hugepages() < had + 2) {
+		if (had >= 0)
+			write_nr_hugepages(had);
+		cr_skip_test("cannot reserve 2 hugetlb pages through " NR_HUGEPAGES " (needs root and free memory)");
+	}
+	long free_before = huge_pool_free();
+	p = uvm_vmalloc_huge(4 * MiB + 4096);
+	cr_assert_not_null(p);
+	cr_assert(vma_of(p, &vi));
+	cr_assert(vma_has_flag(&vi, "ht"), "the body is not a hugetlb mapping: %s", vi.flags);
+	cr_assert_eq(vi.kernel_page_kb, 2048);
+	cr_assert_eq(vi.end - vi.start, 4 * MiB);
+	memset(p, 7, 4 * MiB + 4096);
+	cr_assert(vma_of(p, &vi));
+	cr_assert_eq(vi.private_hugetlb_kb, 4096, "Private_Hugetlb is %ld kB", vi.private_hugetlb_kb);
+	cr_assert(vma_of(p + 4 * MiB, &vi));
+	cr_assert_eq(vi.kernel_page_kb, 4, "the tail keeps small pages");
+	uvm_vfree(p);
+	uvm_purge();
+	cr_assert(vma_of(p, &vi));
+	cr_assert_not(vma_has_flag(&vi, "ht"), "a purged body stays hugetlb");
+	cr_assert_eq(huge_pool_free(), free_before, "the pool did not get its pages back");
+	write_nr_hugepages(had);
+}
+
+/* An empty pool is no failure: the body falls back to THP. */
+Test(huge, hugetlb_falls_back_to_thp_when_the_pool_is_empty, .init = use_hugetlb)
+{
+	long had = read_nr_hugepages();
+	bool emptied = had > 0 && write_nr_hugepages(0);
+	char *p;
+
+	if (huge_pool_free() > 0)
+		cr_skip_test("the hugetlb pool has free pages and cannot be emptied here");
+	p = uvm_vmalloc_huge(4 * MiB);
+	cr_assert_not_null(p, "an empty pool made the allocation fail");
+	expect_huge_body(p, 4 * MiB);
+	memset(p, 1, 4 * MiB);
+	uvm_vfree(p);
+	if (emptied)
+		write_nr_hugepages(had);
+}
