@@ -32,6 +32,16 @@ static inline long minor_faults(void)
 	return ru.ru_minflt;
 }
 
+/*
+ * AddressSanitizer's first look at fresh memory faults in its shadow pages:
+ * counts of our own faults on fresh memory mean nothing under it.
+ */
+#ifdef __SANITIZE_ADDRESS__
+#define FRESH_FAULTS_COUNTABLE 0
+#else
+#define FRESH_FAULTS_COUNTABLE 1
+#endif
+
 static inline long rss_bytes(void)
 {
 	long pages = 0, rss = 0;
@@ -76,66 +86,6 @@ static inline void expect_death(void (*fn)(void *), void *arg, int sig, const ch
 	/* AddressSanitizer catches SIGSEGV itself, reports it and exits. */
 	if (sig == SIGSEGV && WIFEXITED(status) && strstr(buf, "SEGV"))
 		return;
-/* One mapping of /proc/self/smaps: its range, VmFlags and the counters the hugepage tests read (kB). */
-struct vma_info {
-	unsigned long start, end;
-	char flags[512];
-	long anon_huge_kb, private_hugetlb_kb, kernel_page_kb;
-};
-
-static inline void smaps_field(const char *line, const char *name, long *out)
-{
-	size_t n = strlen(name);
-
-	if (!strncmp(line, name, n) && line[n] == ':')
-		*out = strtol(line + n + 1, NULL, 10);
-}
-
-/* The mapping that holds addr; false when none does. */
-static inline bool vma_of(const void *addr, struct vma_info *vi)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[512];
-	bool in = false, found = false;
-	unsigned long a = (unsigned long)addr;
-
-	cr_assert_not_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long s, e;
-
-		if (sscanf(line, "%lx-%lx ", &s, &e) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-			if (found)
-				break;
-			in = a >= s && a < e;
-			if (in) {
-				memset(vi, 0, sizeof(*vi));
-				vi->start = s;
-				vi->end = e;
-				found = true;
-			}
-			continue;
-		}
-		if (!in)
-			continue;
-		smaps_field(line, "AnonHugePages", &vi->anon_huge_kb);
-		smaps_field(line, "Private_Hugetlb", &vi->private_hugetlb_kb);
-		smaps_field(line, "KernelPageSize", &vi->kernel_page_kb);
-		if (!strncmp(line, "VmFlags:", 8))
-			snprintf(vi->flags, sizeof(vi->flags), "%s", line + 8);
-	}
-	fclose(f);
-	return found;
-}
-
-/* Whether a VmFlags line holds the two-letter flag f ("hg", "nh", "ht"). */
-static inline bool vma_has_flag(const struct vma_info *vi, const char *f)
-{
-	for (const char *p = vi->flags; (p = strstr(p, f)); p += 2)
-		if ((p == vi->flags || p[-1] == ' ') && (p[2] == ' ' || p[2] == '\n' || !p[2]))
-			return true;
-	return false;
-}
-
 #endif
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == sig, "child did not die of signal %d (status %#x)", sig, status);
 	if (want)

@@ -58,14 +58,31 @@ static void check_and_free(struct block b)
 	uvm_vfree(b.p);
 }
 
+static int nodes = 1; /* UVM_FAKE_NUMA of the run */
+
+/* Mostly pool sizes, some from the tree; some aligned, some huge, some for another node. */
+static void *alloc_some(uint64_t r, size_t pages, size_t *align)
+{
+	*align = 4096;
+	if (r % 23 == 0) {
+		*align = 2 << 20;
+		return uvm_vmalloc_huge(pages * 4096 + (2 << 20));
+	}
+	if (r % 13 == 0)
+		return uvm_vmalloc_node(pages * 4096, (int)((r >> 8) % (uint64_t)(nodes + 1)) - 1);
+	if (r % 11 == 0)
+		*align = (size_t)4096 << (r % 7);
+	return uvm_vmalloc_aligned(pages * 4096, *align);
+}
+
 static struct block new_block(uint64_t *rng)
 {
 	uint64_t r = xorshift(rng);
-	size_t pages = r % 16 ? 1 + r % 32 : 200 + r % 900; /* pool sizes mostly, some from the tree */
-	size_t align = r % 11 == 0 ? (size_t)4096 << (r % 7) : 4096;
-	struct block b = { uvm_vmalloc_aligned(pages * 4096, align), pages * 512 };
+	size_t pages = r % 16 ? 1 + r % 32 : 200 + r % 900, align;
+	struct block b = { alloc_some(r, pages, &align), 0 };
 
 	cr_assert_not_null(b.p);
+	b.words = uvm_vsize(b.p) / 8;
 	cr_assert_eq((uintptr_t)b.p % align, 0);
 	fill(b);
 	return b;
@@ -100,11 +117,13 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-Test(stress, threads_free_each_others_blocks, .timeout = 240)
+static void run_stress(void)
 {
 	pthread_t t[THREADS];
 	struct uvm_stats st;
+	const char *fake = getenv("UVM_FAKE_NUMA");
 
+	nodes = fake ? atoi(fake) : 1;
 	setenv("UVM_LAZY_MAX", "4096", 1); /* purge often */
 	for (long i = 0; i < THREADS; i++)
 		pthread_create(&t[i], NULL, worker, (void *)(i + 1));
@@ -121,11 +140,27 @@ Test(stress, threads_free_each_others_blocks, .timeout = 240)
 	uvm_purge();
 	cr_assert_eq(arena_check(), 0);
 	uvm_stats(&st);
+	cr_assert_eq(st.cached_count + st.lazy_count + st.pooled_count, 0);
 	cr_assert_eq(st.free_bytes, st.reserved_bytes - st.regions * 4096);
-	/* No vmap_area object leaked: with nothing busy, lazy or pooled, each one is a free range. */
+	/* No vmap_area object leaked: with nothing busy, cached, lazy or pooled, each one is a free range. */
 	cr_assert_eq(meta_va_live(), st.free_count, "%zu objects live for %lu free ranges", meta_va_live(),
 		     (unsigned long)st.free_count);
 }
+
+Test(stress, threads_free_each_others_blocks, .timeout = 240) { run_stress(); }
+
+/* Small caches drain and trim all the time; three pretend NUMA nodes split every tree, cache and pool. */
+static void small_caches_three_nodes(void)
+{
+	setenv("UVM_PCP_HIGH", "1M", 1);
+	setenv("UVM_FAKE_NUMA", "3", 1);
+}
+
+Test(stress, small_caches_on_three_nodes, .init = small_caches_three_nodes, .timeout = 240) { run_stress(); }
+
+static void caches_off(void) { setenv("UVM_PCP", "0", 1); }
+
+Test(stress, without_thread_caches, .init = caches_off, .timeout = 240) { run_stress(); }
 
 static atomic_bool stop;
 
