@@ -10,9 +10,10 @@
  * region.  The owner is recorded even when the pool missed, so the area's
  * free feeds that pool later ("populate pools based on demand").
  *
- * An area is live while the page map names it (arena.h): handing it out
- * sets the slot, freeing takes it back with one atomic exchange, so a double
- * or foreign free is caught without a lock.
+ * The page map (arena.h) finds the area that starts at a pointer with no
+ * lock; the area's own live flag, taken by one atomic exchange, tells a
+ * first free from a double one.  Both are read or written only in the area's
+ * own object on the hit path, so threads share no cache line there.
  */
 #include "area.h"
 
@@ -103,7 +104,7 @@ struct vmap_area *area_alloc(size_t usable, size_t align, int node, bool huge_ap
 	else if (!(va = alloc_slow(nid, size, align, huge, err)))
 		return NULL;
 	__atomic_store_n(&va->caller, caller, __ATOMIC_RELAXED);
-	atomic_store_explicit(arena_slot(va->va_start), va, memory_order_release);
+	atomic_store_explicit(&va->live, 1, memory_order_release);
 	return va;
 }
 
@@ -117,24 +118,28 @@ void area_free(struct vmap_area *va)
 	purge_free_lazily(&one);
 }
 
-/* The page-map slot of a pointer that may start an area: page aligned and inside a region. */
-static va_slot_t *slot_of(uintptr_t addr)
+/* The area in a busy tree that starts at addr (live or cached), or NULL. */
+static struct vmap_area *area_at(uintptr_t addr)
 {
-	return addr & (UVM_PAGE_SIZE - 1) ? NULL : arena_slot(addr);
+	va_slot_t *slot = addr & (UVM_PAGE_SIZE - 1) ? NULL : arena_slot(addr);
+	struct vmap_area *va = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+
+	/* A stale slot may name a recycled object: objects are never unmapped, so reading it is safe. */
+	return va && va->va_start == addr ? va : NULL;
 }
 
 struct vmap_area *area_take(uintptr_t addr)
 {
-	va_slot_t *slot = slot_of(addr);
+	struct vmap_area *va = area_at(addr);
 
-	return slot ? atomic_exchange_explicit(slot, NULL, memory_order_acq_rel) : NULL;
+	return va && atomic_exchange_explicit(&va->live, 0, memory_order_acq_rel) ? va : NULL;
 }
 
 struct vmap_area *area_find(uintptr_t addr)
 {
-	va_slot_t *slot = slot_of(addr);
+	struct vmap_area *va = area_at(addr);
 
-	return slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+	return va && atomic_load_explicit(&va->live, memory_order_acquire) ? va : NULL;
 }
 
 /* ----------------------------------------------------------- vrealloc */

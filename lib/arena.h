@@ -5,9 +5,11 @@
  * giving ranges back.
  *
  * Each region also carries its page map: one word per page, holding the
- * busy area that starts at that page while a user owns it, else NULL.  It
- * turns a pointer into its area with no lock (free, vsize), and it is what
- * tells a live area from one that sits in a thread cache.
+ * area of a busy tree (live, or resting in a thread cache) that starts at
+ * that page, else NULL.  It turns a pointer into its area with no lock
+ * (free, vsize).  It is written only when an area enters or leaves a busy
+ * tree, never on a cache hit: slots of small neighbouring areas share cache
+ * lines, and writing them from several threads would bounce the lines.
  */
 #ifndef UVM_ARENA_H
 #define UVM_ARENA_H

@@ -17,6 +17,8 @@
 #ifndef UVM_VMAP_H
 #define UVM_VMAP_H
 
+#include <stdatomic.h>
+
 #include "rbtree.h"
 #include "util.h"
 
@@ -39,6 +41,7 @@ struct vmap_area {
 		const void *caller;      /* busy and lazy only: who allocated it */
 	};
 	uint32_t flags;
+	_Atomic uint32_t live; /* 1 while a user owns it; cleared by the one free that may take it */
 };
 
 static inline size_t va_size(const struct vmap_area *va) { return va->va_end - va->va_start; }

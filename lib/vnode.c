@@ -127,13 +127,8 @@ static struct vmap_area *set_find(const struct va_set *s, uintptr_t addr, int ex
 	return NULL;
 }
 
-/* Live, not resting in a thread cache: the page map names it. */
-static bool is_live(const struct vmap_area *va)
-{
-	va_slot_t *slot = arena_slot(va->va_start);
-
-	return slot && atomic_load_explicit(slot, memory_order_relaxed) == va;
-}
+/* Live, not resting in a thread cache. */
+static bool is_live(const struct vmap_area *va) { return atomic_load_explicit(&va->live, memory_order_relaxed); }
 
 /* Copy up to max areas of s starting above after (only live ones when live_only) into buf. */
 static size_t set_snapshot(struct va_set *s, uintptr_t after, struct vmap_area *buf, size_t max, bool live_only)
@@ -166,6 +161,7 @@ void vn_busy_insert(struct vmap_area *va)
 	uvm_lock(&vn->busy.lock);
 	set_insert(&vn->busy, va);
 	uvm_unlock(&vn->busy.lock);
+	atomic_store_explicit(arena_slot(va->va_start), va, memory_order_release);
 }
 
 /* The area was filed under the zone of its start, so its start names the node. */
@@ -173,6 +169,7 @@ void vn_busy_erase(struct vmap_area *va)
 {
 	struct vmap_node *vn = &nodes[addr_to_id(va->va_start)];
 
+	atomic_store_explicit(arena_slot(va->va_start), NULL, memory_order_relaxed);
 	uvm_lock(&vn->busy.lock);
 	set_erase(&vn->busy, va);
 	uvm_unlock(&vn->busy.lock);
@@ -221,6 +218,7 @@ struct vmap_area *vn_busy_split(struct vmap_area *va, uintptr_t at)
 		return NULL;
 	*tail = *va;
 	tail->va_start = at;
+	atomic_store_explicit(&tail->live, 0, memory_order_relaxed); /* the caller frees or caches it */
 	vn_busy_resize(va, at);
 	os_guard_install(at - UVM_PAGE_SIZE, UVM_PAGE_SIZE);
 	vn_busy_insert(tail);

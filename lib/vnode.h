@@ -35,7 +35,10 @@ static inline void va_set_nid(struct vmap_area *va, unsigned nid)
 	va->flags = (va->flags & ~(0xffu << VA_NID_SHIFT)) | (nid << VA_NID_SHIFT);
 }
 
-/* Busy side: live areas, and the ones resting in thread caches (pcp.h). */
+/*
+ * Busy side: live areas, and the ones resting in thread caches (pcp.h).  An
+ * area in a busy tree is also in its region's page map (arena.h).
+ */
 void vn_busy_insert(struct vmap_area *va);
 void vn_busy_erase(struct vmap_area *va);
 /* Copy the live area that contains addr (any byte of it, guard included) into *out.  True if found. */

@@ -195,6 +195,19 @@ Test(pcp, free_goes_to_the_freeing_thread)
 	uvm_vfree(got);
 }
 
+/* A cached area holds its last user's data: uvm_vzalloc clears it when it comes back. */
+Test(pcp, vzalloc_of_a_cached_area_is_zero)
+{
+	char *p = uvm_vmalloc(3 * 4096), *q;
+
+	memset(p, 0x5a, 3 * 4096);
+	uvm_vfree(p);
+	q = uvm_vzalloc(3 * 4096);
+	cr_assert_eq(q, p);
+	for (size_t i = 0; i < 3 * 4096; i++)
+		cr_assert_eq(q[i], 0, "byte %zu of a reused area is %#x", i, q[i]);
+}
+
 static void caches_off(void) { setenv("UVM_PCP", "0", 1); }
 
 Test(pcp, off_means_no_caching, .init = caches_off)

@@ -134,6 +134,7 @@ int main(int argc, char **argv)
 	printf("\n--- uvm_stats ---\n"
 	       "regions %llu, reserved %llu MiB, committed %llu MiB\n"
 	       "busy  %8llu areas %10llu bytes\n"
+	       "cache %8llu areas %10llu bytes (hits %llu, misses %llu, drained %llu)\n"
 	       "lazy  %8llu areas %10llu bytes\n"
 	       "pool  %8llu areas %10llu bytes\n"
 	       "free  %8llu ranges %9llu bytes, largest %llu\n"
@@ -141,7 +142,9 @@ int main(int argc, char **argv)
 	       "syscalls %llu (mmap %llu mprotect %llu madvise %llu)\n",
 	       (unsigned long long)st.regions, (unsigned long long)st.reserved_bytes >> 20,
 	       (unsigned long long)st.committed_bytes >> 20, (unsigned long long)st.busy_count,
-	       (unsigned long long)st.busy_bytes, (unsigned long long)st.lazy_count, (unsigned long long)st.lazy_bytes,
+	       (unsigned long long)st.busy_bytes, (unsigned long long)st.cached_count, (unsigned long long)st.cached_bytes,
+	       (unsigned long long)st.cache_hits, (unsigned long long)st.cache_misses, (unsigned long long)st.cache_drained,
+	       (unsigned long long)st.lazy_count, (unsigned long long)st.lazy_bytes,
 	       (unsigned long long)st.pooled_count, (unsigned long long)st.pooled_bytes, (unsigned long long)st.free_count,
 	       (unsigned long long)st.free_bytes, (unsigned long long)st.largest_free, (unsigned long long)st.allocs,
 	       (unsigned long long)st.frees, (unsigned long long)st.pool_hits, (unsigned long long)st.pool_misses,
