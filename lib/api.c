@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "area.h"
 #include "init.h"
 #include "numa_node.h"
@@ -17,11 +18,8 @@
 #include "uvmalloc.h"
 
 /* No request can be larger than a 47-bit user address space; this also keeps every sum below from overflowing. */
-#define UVM_MAX_SIZE ((size_t)1 << 47)
 
-#define CALLER() __builtin_extract_return_addr(__builtin_return_address(0))
-
-static __attribute__((noreturn, cold)) void invalid_pointer(const char *fn, const void *p)
+__attribute__((noreturn, cold)) void uvm__invalid_pointer(const char *fn, const void *p)
 {
 	char msg[128];
 	int n = snprintf(msg, sizeof(msg), "uvmalloc: %s(): invalid pointer %p\n", fn, p);
@@ -37,8 +35,8 @@ static void *fail(int err)
 	return NULL;
 }
 
-/* Every allocation function funnels here. */
-static void *alloc(size_t size, size_t align, int zero, int node, bool huge, const void *caller)
+/* Every allocation of an area funnels here, malloc's large ones too. */
+void *uvm__alloc(size_t size, size_t align, int zero, int node, bool huge, const void *caller)
 {
 	struct vmap_area *va;
 	int err;
@@ -64,16 +62,16 @@ static void *alloc(size_t size, size_t align, int zero, int node, bool huge, con
 	return (void *)va->va_start;
 }
 
-void *uvm_vmalloc(size_t size) { return alloc(size, UVM_PAGE_SIZE, 0, -1, false, CALLER()); }
-void *uvm_vzalloc(size_t size) { return alloc(size, UVM_PAGE_SIZE, 1, -1, false, CALLER()); }
-void *uvm_vmalloc_huge(size_t size) { return alloc(size, UVM_PAGE_SIZE, 0, -1, true, CALLER()); }
-void *uvm_vmalloc_aligned(size_t size, size_t align) { return alloc(size, align, 0, -1, false, CALLER()); }
+void *uvm_vmalloc(size_t size) { return uvm__alloc(size, UVM_PAGE_SIZE, 0, -1, false, CALLER()); }
+void *uvm_vzalloc(size_t size) { return uvm__alloc(size, UVM_PAGE_SIZE, 1, -1, false, CALLER()); }
+void *uvm_vmalloc_huge(size_t size) { return uvm__alloc(size, UVM_PAGE_SIZE, 0, -1, true, CALLER()); }
+void *uvm_vmalloc_aligned(size_t size, size_t align) { return uvm__alloc(size, align, 0, -1, false, CALLER()); }
 
 void *uvm_vmalloc_node(size_t size, int node)
 {
 	if (node < -1)
 		return fail(EINVAL);
-	return alloc(size, UVM_PAGE_SIZE, 0, node, false, CALLER());
+	return uvm__alloc(size, UVM_PAGE_SIZE, 0, node, false, CALLER());
 }
 
 /* The live area that starts at p, or an abort naming fn: only uvm_* pointers come here. */
@@ -83,8 +81,9 @@ static struct vmap_area *busy_area(const char *fn, const void *p, int take)
 
 	if (!uvm_init())
 		va = take ? area_take((uintptr_t)p) : area_find((uintptr_t)p);
-	if (unlikely(!va))
-		invalid_pointer(fn, p);
+	/* A slab is an area of ours, not of the caller's. */
+	if (unlikely(!va || (va->flags & VA_SLAB)))
+		uvm__invalid_pointer(fn, p);
 	return va;
 }
 
@@ -107,7 +106,7 @@ void *uvm_vrealloc(void *p, size_t size)
 	void *q;
 
 	if (!p)
-		return alloc(size, UVM_PAGE_SIZE, 0, -1, false, CALLER());
+		return uvm__alloc(size, UVM_PAGE_SIZE, 0, -1, false, CALLER());
 	va = busy_area("uvm_vrealloc", p, 0);
 	if (!size) {
 		uvm_vfree(p);
@@ -118,7 +117,7 @@ void *uvm_vrealloc(void *p, size_t size)
 	usable = align_up(size, UVM_PAGE_SIZE);
 	if (!area_resize(va, usable))
 		return p;
-	q = alloc(size, UVM_PAGE_SIZE, 0, (int)va_nid(va), false, va->caller);
+	q = uvm__alloc(size, UVM_PAGE_SIZE, 0, (int)va_nid(va), false, va->caller);
 	if (!q)
 		return NULL;
 	memcpy(q, p, area_usable(va) < usable ? area_usable(va) : usable);

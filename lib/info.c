@@ -41,7 +41,11 @@ static void print_busy(FILE *f, const struct vmap_area *va)
 	if (va->caller)
 		print_caller(f, va->caller);
 	fprintf(f, " pages=%lu vmalloc%s N%u=%lu\n", (unsigned long)va_pages(va) - 1,
-		va->flags & VA_HUGETLB ? " hugetlb" : va->flags & VA_HUGE ? " huge" : "", va_nid(va),
+		va->flags & VA_SLAB	 ? " slab"
+		: va->flags & VA_HUGETLB ? " hugetlb"
+		: va->flags & VA_HUGE	 ? " huge"
+					 : "",
+		va_nid(va),
 		(unsigned long)va_pages(va) - 1);
 }
 

@@ -27,6 +27,7 @@
 #include "os.h"
 #include "pcp.h"
 #include "purge.h"
+#include "slab.h"
 #include "vnode.h"
 
 atomic_bool uvm_ready;
@@ -38,6 +39,7 @@ static uvm_lock_t init_lock = UVM_LOCK_INIT;
 static void fork_prepare(void)
 {
 	uvm_lock(&init_lock);
+	slab_fork_prepare();
 	pcp_fork_prepare();
 	purge_fork_prepare();
 	vn_fork_prepare();
@@ -52,6 +54,7 @@ static void fork_parent(void)
 	vn_fork_parent();
 	purge_fork_parent();
 	pcp_fork_parent();
+	slab_fork_parent();
 	uvm_unlock(&init_lock);
 }
 
@@ -62,6 +65,7 @@ static void fork_child(void)
 	vn_fork_child();
 	purge_fork_child();
 	pcp_fork_child();
+	slab_fork_child();
 	uvm_lock_init(&init_lock);
 }
 
@@ -75,10 +79,17 @@ static unsigned node_count(unsigned cpus)
 	return cpus < VN_MAX_NODES ? cpus : VN_MAX_NODES;
 }
 
+static __thread bool initializing __attribute__((tls_model("initial-exec")));
+
+bool init_in_progress_here(void) { return initializing; }
+
 static void init_once(void)
 {
-	int cpus = get_nprocs();
+	int cpus;
 
+	/* Set-up calls libraries (libnuma, libhugetlbfs, stdio) that may call malloc: that is us, not yet up. */
+	initializing = true;
+	cpus = get_nprocs();
 	if (cpus < 1)
 		cpus = 1;
 	uvm_lock(&init_lock);
@@ -94,10 +105,13 @@ static void init_once(void)
 	if (!init_err)
 		init_err = pcp_init(numa_nodes());
 	if (!init_err)
+		init_err = slab_init();
+	if (!init_err)
 		init_err = arena_grow(numa_local(), 0, UVM_PAGE_SIZE);
 	if (!init_err)
 		atomic_store_explicit(&uvm_ready, true, memory_order_release);
 	uvm_unlock(&init_lock);
+	initializing = false;
 }
 
 int init_slow(void)

@@ -11,6 +11,8 @@
 extern atomic_bool uvm_ready;
 
 int init_slow(void);
+/* True on the thread running the set-up, while it runs (malloc then serves from a static buffer). */
+bool init_in_progress_here(void);
 
 /* 0 when the allocator is up; else the errno that kept it down.  One load on the fast path. */
 static inline int uvm_init(void)

@@ -18,6 +18,8 @@ enum uvm_option_id {
 	OPT_HUGETLB,    /* 1 = hugetlb pool pages for huge bodies */
 	OPT_POPULATE,   /* 1 = MADV_POPULATE_WRITE fresh areas */
 	OPT_FAKE_NUMA,  /* N pretend NUMA nodes; 0 = real */
+	OPT_SLAB_MAX,   /* bytes: the largest malloc served by slabs */
+	OPT_STATS,      /* 1 = print statistics at exit (preload) */
 	OPT__COUNT
 };
 

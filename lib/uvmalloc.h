@@ -67,6 +67,30 @@ UVM_API void uvm_vfree(void *p);
 UVM_API size_t uvm_vsize(const void *p);
 
 /*
+ * The malloc family, with glibc's semantics: objects up to UVM_SLAB_MAX
+ * come from per-thread slabs, larger ones are areas of their own (page
+ * aligned, as uvm_vmalloc's).  malloc(0) returns a unique pointer; a size
+ * or count product too large gives NULL + ENOMEM; a bad alignment gives
+ * EINVAL (returned by uvm_posix_memalign, errno for the others).
+ * uvm_realloc(p, 0) frees p and returns NULL, as glibc does.  A pointer
+ * that is not one of ours, or already freed, aborts with
+ * "uvmalloc: free(): invalid pointer 0x..." (realloc(), malloc_usable_size() likewise).
+ * Every block is at least 16-byte aligned.  libuvmalloc-preload.so makes
+ * these the program's malloc, free, ... and C++ new/delete.
+ */
+UVM_API void *uvm_malloc(size_t size);
+UVM_API void *uvm_calloc(size_t n, size_t size);
+UVM_API void *uvm_realloc(void *p, size_t size);
+UVM_API void *uvm_reallocarray(void *p, size_t n, size_t size);
+UVM_API void uvm_free(void *p);
+UVM_API int uvm_posix_memalign(void **out, size_t align, size_t size);
+UVM_API void *uvm_aligned_alloc(size_t align, size_t size);
+/* An alignment that is not a power of two is rounded up to one, as glibc does. */
+UVM_API void *uvm_memalign(size_t align, size_t size);
+/* Bytes usable in the block at p (its size class or its pages); 0 for NULL. */
+UVM_API size_t uvm_malloc_usable_size(void *p);
+
+/*
  * Purge now: every thread's cache drains, and every lazily freed and pooled
  * area goes back to the kernel and to the free tree.
  */
@@ -104,6 +128,9 @@ struct uvm_stats {
 	uint64_t cache_hits;     /* allocations served from the thread's own cache */
 	uint64_t cache_misses;   /* allocations that went on to the pools */
 	uint64_t cache_drained;  /* areas drained from thread caches to the nodes */
+	uint64_t slabs;          /* slabs (64 KiB areas of small objects), counted in busy above */
+	uint64_t small_allocs;   /* malloc-family objects served by slabs, all time */
+	uint64_t small_frees;
 	uint64_t pool_hits;      /* allocations served from a node pool */
 	uint64_t pool_misses;    /* allocations that went to the free tree */
 	uint64_t purges;         /* purges run */
@@ -116,6 +143,12 @@ struct uvm_stats {
 
 /* Fill *st with a snapshot (each node consistent in itself). */
 UVM_API void uvm_stats(struct uvm_stats *st);
+
+/*
+ * A summary of uvm_stats for people, on f.  With UVM_STATS=1 it is printed
+ * on stderr at exit.
+ */
+UVM_API void uvm_stats_print(FILE *f);
 
 /* Print every UVM_* setting: name, value in force, default, what it does. */
 UVM_API void uvm_settings(FILE *f);

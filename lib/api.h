@@ -1,0 +1,26 @@
+/*
+ * api.h - what the two public edges (api.c: uvm_v*, malloc.c: uvm_malloc
+ * family) share: the area allocation with its argument checks and errno,
+ * and the abort on a bad pointer.
+ */
+#ifndef UVM_API_H
+#define UVM_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* No request can be larger than a 47-bit user address space; this also keeps every sum below from overflowing. */
+#define UVM_MAX_SIZE ((size_t)1 << 47)
+
+#define CALLER() __builtin_extract_return_addr(__builtin_return_address(0))
+
+/*
+ * An area of size bytes aligned to align (a power of two), zeroed if zero,
+ * on NUMA node node (-1: the thread's).  NULL with errno EINVAL (size 0, bad
+ * alignment or node) or ENOMEM.
+ */
+void *uvm__alloc(size_t size, size_t align, int zero, int node, bool huge, const void *caller);
+/* "uvmalloc: fn(): invalid pointer 0x..." on stderr, then abort. */
+__attribute__((noreturn, cold)) void uvm__invalid_pointer(const char *fn, const void *p);
+
+#endif

@@ -1,0 +1,228 @@
+/*
+ * malloc.c - the uvm_malloc family with glibc's semantics: slabs up to
+ * UVM_SLAB_MAX, areas above, and the early buffer for the allocations our
+ * own set-up makes before the allocator is up.
+ *
+ * realloc of an area grows or shrinks it in place when it can; otherwise
+ * the contents move by memcpy.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "api.h"
+#include "area.h"
+#include "init.h"
+#include "slab.h"
+#include "uvmalloc.h"
+
+/* ------------------------------------------------------- early buffer */
+
+/*
+ * While the set-up runs, the libraries it calls may allocate.  Those few
+ * allocations come from here: a bump buffer whose objects carry their size
+ * in a 16-byte header and are never reused.  Only the set-up thread runs
+ * then (others wait in pthread_once), so no lock.
+ */
+#define EARLY_SIZE (256 << 10)
+
+static struct {
+	_Alignas(16) unsigned char buf[EARLY_SIZE];
+	size_t used;
+} early;
+
+static bool early_owns(const void *p)
+{
+	return (const unsigned char *)p >= early.buf && (const unsigned char *)p < early.buf + EARLY_SIZE;
+}
+
+static void *early_alloc(size_t size, size_t align)
+{
+	size_t start = align_up(early.used + 16, align < 16 ? 16 : align);
+
+	if (size > EARLY_SIZE || start + size > EARLY_SIZE) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	*(size_t *)(early.buf + start - 16) = size;
+	early.used = start + size;
+	return early.buf + start;
+}
+
+static size_t early_size(const void *p) { return *(const size_t *)((const unsigned char *)p - 16); }
+
+/* ------------------------------------------------------------ alloc */
+
+static void *fail(int err)
+{
+	errno = err;
+	return NULL;
+}
+
+/* malloc(size) aligned to align (a power of two): slabs, or an area. */
+static void *alloc(size_t size, size_t align, int zero, const void *caller)
+{
+	void *p;
+
+	if (!size)
+		size = 1; /* malloc(0) is a unique pointer */
+	if (unlikely(!atomic_load_explicit(&uvm_ready, memory_order_acquire))) {
+		if (init_in_progress_here())
+			return early_alloc(size, align); /* static memory: already zero */
+		if (uvm_init())
+			return fail(ENOMEM);
+	}
+	if (size > PTRDIFF_MAX)
+		return fail(ENOMEM);
+	if (slab_serves(size, align)) {
+		p = slab_alloc(size, align);
+		if (!p)
+			return fail(ENOMEM);
+		if (zero)
+			memset(p, 0, size);
+		return p;
+	}
+	return uvm__alloc(size, align < UVM_PAGE_SIZE ? UVM_PAGE_SIZE : align, zero, -1, false, caller);
+}
+
+void *uvm_malloc(size_t size) { return alloc(size, 16, 0, CALLER()); }
+
+void *uvm_calloc(size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total))
+		return fail(ENOMEM);
+	return alloc(total, 16, 1, CALLER());
+}
+
+/* ------------------------------------------------------------- free */
+
+/* The usable size of one of our pointers, or an abort naming fn. */
+static size_t usable(const char *fn, void *p)
+{
+	struct vmap_area *va;
+	size_t n;
+
+	if (early_owns(p))
+		return early_size(p);
+	if (slab_owns(p, &n))
+		return n;
+	va = area_find((uintptr_t)p);
+	if (!va || (va->flags & VA_SLAB))
+		uvm__invalid_pointer(fn, p);
+	return area_usable(va);
+}
+
+static void free_named(const char *fn, void *p)
+{
+	struct vmap_area *va;
+
+	if (!p || early_owns(p))
+		return;
+	if (uvm_init() || slab_free(p))
+		return;
+	va = area_take((uintptr_t)p);
+	if (unlikely(!va || (va->flags & VA_SLAB)))
+		uvm__invalid_pointer(fn, p);
+	area_free(va);
+}
+
+void uvm_free(void *p) { free_named("free", p); }
+
+size_t uvm_malloc_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	if (uvm_init())
+		return 0;
+	return usable("malloc_usable_size", p);
+}
+
+/* ---------------------------------------------------------- realloc */
+
+/* Whether p's block can keep size bytes where it is: a slab object not over twice too big, or an area resized in place. */
+static bool fits_in_place(void *p, size_t have, size_t size)
+{
+	struct vmap_area *va;
+
+	if (early_owns(p))
+		return false;
+	if (have <= slab_max())
+		return size <= have && (size > have / 2 || have == 16);
+	if (size <= slab_max())
+		return false; /* an area shrinking to slab size moves into a slab */
+	va = area_find((uintptr_t)p);
+	return va && !area_resize(va, align_up(size, UVM_PAGE_SIZE));
+}
+
+static void *realloc_named(const char *fn, void *p, size_t size, const void *caller)
+{
+	size_t have;
+	void *q;
+
+	if (!p)
+		return alloc(size, 16, 0, caller);
+	if (!size) {
+		free_named(fn, p); /* glibc: realloc(p, 0) frees and returns NULL */
+		return NULL;
+	}
+	if (size > PTRDIFF_MAX)
+		return fail(ENOMEM);
+	if (uvm_init())
+		return fail(ENOMEM);
+	have = usable(fn, p);
+	if (fits_in_place(p, have, size))
+		return p;
+	q = alloc(size, 16, 0, caller);
+	if (!q)
+		return NULL;
+	memcpy(q, p, have < size ? have : size);
+	free_named(fn, p);
+	return q;
+}
+
+void *uvm_realloc(void *p, size_t size) { return realloc_named("realloc", p, size, CALLER()); }
+
+void *uvm_reallocarray(void *p, size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total))
+		return fail(ENOMEM);
+	return realloc_named("reallocarray", p, total, CALLER());
+}
+
+/* -------------------------------------------------------- alignment */
+
+int uvm_posix_memalign(void **out, size_t align, size_t size)
+{
+	int saved = errno, err;
+	void *p;
+
+	if (!is_pow2(align) || align % sizeof(void *))
+		return EINVAL;
+	p = alloc(size, align, 0, CALLER());
+	err = p ? 0 : errno;
+	errno = saved; /* posix_memalign reports through its result, not errno */
+	if (p)
+		*out = p;
+	return err;
+}
+
+void *uvm_aligned_alloc(size_t align, size_t size)
+{
+	if (!is_pow2(align))
+		return fail(EINVAL);
+	return alloc(size, align, 0, CALLER());
+}
+
+void *uvm_memalign(size_t align, size_t size)
+{
+	/* glibc rounds an alignment that is not a power of two up to one. */
+	if (align > UVM_MAX_SIZE)
+		return fail(EINVAL);
+	if (!is_pow2(align))
+		align = align ? (size_t)1 << fls_ul(align) : 1;
+	return alloc(size, align, 0, CALLER());
+}

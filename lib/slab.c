@@ -1,0 +1,469 @@
+/*
+ * slab.c - size-class slabs carved from vmap areas, owned by threads.
+ *
+ * The fast paths, as mimalloc's pages: malloc pops the owner's local free
+ * list of the class's current slab; free by the owner pushes onto it; free
+ * by another thread pushes onto the slab's remote list with one CAS.  The
+ * slow path bumps through never-used objects, collects remote frees, tries
+ * the class's other slabs, adopts an orphan, or takes a new area.  No lock
+ * and no syscall on a hit; the only shared lock guards the orphan lists.
+ *
+ * Double frees are caught as glibc's tcache does: a freed object carries a
+ * per-process key in its second word; a free that finds the key walks the
+ * slab's free lists to be sure before it aborts.
+ */
+#include "slab.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "area.h"
+#include "arena.h"
+#include "lock.h"
+#include "options.h"
+#include "os.h"
+
+#define SLAB_HEADER 128
+#define NCLASS (8 + 4 * 6) /* 16..128 by 16, then 4 per power of two up to 8 KiB */
+
+struct heap;
+
+struct slab {
+	struct heap *_Atomic owner; /* NULL: orphaned */
+	void *free;                 /* local free list, the owner's */
+	void *_Atomic remote;       /* frees by other threads */
+	char *bump, *end;           /* never-used objects */
+	unsigned used, size, cls, full;
+	struct list_head link;      /* the owner's partial or full list, or an orphan list */
+	struct vmap_area *va;
+};
+_Static_assert(sizeof(struct slab) <= SLAB_HEADER, "slab header outgrew its room");
+
+struct heap {
+	struct slab *cur[NCLASS];
+	struct list_head partial[NCLASS], full[NCLASS];
+	uint64_t allocs, frees;
+	struct list_head link; /* registry */
+};
+
+static struct {
+	uvm_lock_t lock; /* orphan lists, registry, spare heaps, counters of exited threads */
+	struct list_head orphans[NCLASS];
+	_Atomic unsigned nr_orphans[NCLASS];
+	struct list_head heaps;
+	struct heap *spare;
+	uint64_t allocs, frees;
+	_Atomic uint64_t slabs;
+	size_t max;
+	uintptr_t key; /* marks a freed object */
+	pthread_key_t tkey;
+} sl = { .lock = UVM_LOCK_INIT, .heaps = LIST_HEAD_INIT(sl.heaps) };
+
+static __thread struct heap *tls_heap __attribute__((tls_model("initial-exec")));
+static __thread bool tls_heap_gone __attribute__((tls_model("initial-exec")));
+
+/* ------------------------------------------------------------ classes */
+
+static unsigned class_of(size_t size)
+{
+	unsigned shift;
+
+	if (size <= 128)
+		return size ? (unsigned)((size + 15) >> 4) - 1 : 0;
+	shift = fls_ul(size - 1) - 1; /* 2^shift < size <= 2^(shift + 1) */
+	return 8 + (shift - 7) * 4 + (unsigned)((size - 1 - ((size_t)1 << shift)) >> (shift - 2));
+}
+
+static size_t class_size(unsigned cls)
+{
+	unsigned shift;
+
+	if (cls < 8)
+		return (size_t)(cls + 1) << 4;
+	shift = (cls - 8) / 4 + 7;
+	return ((size_t)1 << shift) + ((size_t)((cls - 8) % 4 + 1) << (shift - 2));
+}
+
+/* The smallest class at least size whose objects all sit on an align boundary (objects start 128-aligned). */
+static unsigned class_for(size_t size, size_t align)
+{
+	unsigned c = class_of(size);
+
+	while (class_size(c) % align)
+		c++;
+	return c;
+}
+
+/* ------------------------------------------------------------- slabs */
+
+static struct slab *slab_of(const void *p)
+{
+	uintptr_t base = (uintptr_t)p & ~(SLAB_SIZE - 1);
+	va_slot_t *slot = arena_slot(base);
+	struct vmap_area *va = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+
+	return va && va->va_start == base && (va->flags & VA_SLAB) ? (struct slab *)base : NULL;
+}
+
+static struct slab *new_slab(struct heap *h, unsigned cls)
+{
+	int err;
+	struct vmap_area *va = area_alloc(SLAB_SIZE, SLAB_SIZE, -1, false, NULL, &err);
+	struct slab *s;
+
+	if (!va)
+		return NULL;
+	va->flags |= VA_SLAB;
+	s = (struct slab *)va->va_start;
+	atomic_store_explicit(&s->owner, h, memory_order_relaxed);
+	atomic_store_explicit(&s->remote, NULL, memory_order_relaxed);
+	s->free = NULL;
+	s->size = (unsigned)class_size(cls);
+	s->cls = cls;
+	s->bump = (char *)s + SLAB_HEADER;
+	s->end = (char *)s + SLAB_SIZE - (SLAB_SIZE - SLAB_HEADER) % s->size;
+	s->used = s->full = 0;
+	s->va = va;
+	atomic_fetch_add_explicit(&sl.slabs, 1, memory_order_relaxed);
+	return s;
+}
+
+static void release_slab(struct slab *s)
+{
+	struct vmap_area *va = s->va;
+
+	list_del(&s->link);
+	atomic_fetch_sub_explicit(&sl.slabs, 1, memory_order_relaxed);
+	va->flags &= ~VA_SLAB;
+	/* The area goes back through the same door a user's would: the thread's cache first. */
+	area_free(area_take(va->va_start));
+}
+
+/* Move the remote frees onto the local list. */
+static void collect(struct slab *s)
+{
+	void *r = atomic_exchange_explicit(&s->remote, NULL, memory_order_acquire);
+
+	while (r) {
+		void *next = *(void **)r;
+
+		*(void **)r = s->free;
+		s->free = r;
+		s->used--;
+		r = next;
+	}
+}
+
+static bool has_room(struct slab *s)
+{
+	if (!s->free && atomic_load_explicit(&s->remote, memory_order_relaxed))
+		collect(s);
+	return s->free || s->bump < s->end;
+}
+
+/* ------------------------------------------------------------ heaps */
+
+static void heap_exit(void *arg);
+
+static struct heap *new_heap(void)
+{
+	struct heap *h;
+
+	uvm_lock(&sl.lock);
+	h = sl.spare;
+	if (h)
+		sl.spare = (struct heap *)h->link.next;
+	uvm_unlock(&sl.lock);
+	if (!h && !(h = os_alloc_meta(align_up(sizeof(*h), UVM_PAGE_SIZE))))
+		return NULL;
+	memset(h, 0, sizeof(*h));
+	for (unsigned c = 0; c < NCLASS; c++) {
+		list_init(&h->partial[c]);
+		list_init(&h->full[c]);
+	}
+	uvm_lock(&sl.lock);
+	list_add_tail(&h->link, &sl.heaps);
+	uvm_unlock(&sl.lock);
+	return h;
+}
+
+static uvm_noinline struct heap *heap_slow(void)
+{
+	if (tls_heap_gone)
+		return NULL;
+	tls_heap = new_heap();
+	if (tls_heap)
+		pthread_setspecific(sl.tkey, tls_heap);
+	return tls_heap;
+}
+
+static inline struct heap *heap(void)
+{
+	struct heap *h = tls_heap;
+
+	return likely(h) ? h : heap_slow();
+}
+
+/* A thread that is gone leaves its slabs to others: empty ones are released, the rest orphaned. */
+static void abandon(struct heap *h)
+{
+	for (unsigned c = 0; c < NCLASS; c++) {
+		struct slab *s, *n;
+		LIST_HEAD(all);
+
+		list_splice_tail(&h->partial[c], &all);
+		list_splice_tail(&h->full[c], &all);
+		h->cur[c] = NULL;
+		list_for_each_entry_safe(s, n, &all, link) {
+			collect(s);
+			if (!s->used) {
+				release_slab(s);
+				continue;
+			}
+			list_del(&s->link);
+			atomic_store_explicit(&s->owner, NULL, memory_order_release);
+			uvm_lock(&sl.lock);
+			list_add_tail(&s->link, &sl.orphans[c]);
+			atomic_fetch_add_explicit(&sl.nr_orphans[c], 1, memory_order_relaxed);
+			uvm_unlock(&sl.lock);
+		}
+	}
+}
+
+static void retire_heap(struct heap *h)
+{
+	uvm_lock(&sl.lock);
+	sl.allocs += h->allocs;
+	sl.frees += h->frees;
+	list_del(&h->link);
+	h->link.next = (struct list_head *)sl.spare;
+	sl.spare = h;
+	uvm_unlock(&sl.lock);
+}
+
+static void heap_exit(void *arg)
+{
+	abandon(arg);
+	retire_heap(arg);
+	tls_heap = NULL;
+	tls_heap_gone = true;
+}
+
+int slab_init(void)
+{
+	struct timespec ts;
+
+	sl.max = (size_t)option(OPT_SLAB_MAX);
+	for (unsigned c = 0; c < NCLASS; c++)
+		list_init(&sl.orphans[c]);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* Not a secret, only unlikely to be user data: a per-process value with the low bit set. */
+	sl.key = ((uintptr_t)&sl * 0x9e3779b97f4a7c15ull) ^ ((uintptr_t)ts.tv_nsec << 17) ^ (uintptr_t)ts.tv_sec;
+	sl.key |= 1;
+	return pthread_key_create(&sl.tkey, heap_exit);
+}
+
+size_t slab_max(void) { return sl.max; }
+
+bool slab_serves(size_t size, size_t align)
+{
+	return size <= sl.max && align <= SLAB_HEADER && class_size(class_for(size, align)) <= sl.max;
+}
+
+/* ------------------------------------------------------- allocation */
+
+static struct slab *adopt(struct heap *h, unsigned c)
+{
+	struct slab *s = NULL;
+
+	if (!atomic_load_explicit(&sl.nr_orphans[c], memory_order_relaxed))
+		return NULL;
+	uvm_lock(&sl.lock);
+	if (!list_empty(&sl.orphans[c])) {
+		s = list_first_entry(&sl.orphans[c], struct slab, link);
+		list_del(&s->link);
+		atomic_fetch_sub_explicit(&sl.nr_orphans[c], 1, memory_order_relaxed);
+	}
+	uvm_unlock(&sl.lock);
+	if (s)
+		atomic_store_explicit(&s->owner, h, memory_order_release);
+	return s;
+}
+
+/* A slab of class c with room: a partial one, a full one that others freed into, an orphan, or a new one. */
+static struct slab *refill(struct heap *h, unsigned c)
+{
+	struct slab *s, *n;
+
+	list_for_each_entry_safe(s, n, &h->partial[c], link) {
+		if (has_room(s))
+			return s;
+		list_del(&s->link);
+		list_add(&s->link, &h->full[c]);
+		s->full = 1;
+	}
+	list_for_each_entry_safe(s, n, &h->full[c], link) {
+		if (has_room(s)) {
+			list_del(&s->link);
+			list_add(&s->link, &h->partial[c]);
+			s->full = 0;
+			return s;
+		}
+	}
+	s = adopt(h, c);
+	if (!s)
+		s = new_slab(h, c);
+	if (s) {
+		s->full = 0;
+		list_add(&s->link, &h->partial[c]);
+	}
+	return s;
+}
+
+static uvm_noinline void *alloc_slow(struct heap *h, unsigned c)
+{
+	struct slab *s = h->cur[c];
+	void *p;
+
+	if (!s || !has_room(s)) {
+		s = refill(h, c);
+		if (!s)
+			return NULL;
+		h->cur[c] = s;
+	}
+	if (s->free) {
+		p = s->free;
+		s->free = *(void **)p;
+	} else {
+		p = s->bump;
+		s->bump += s->size;
+	}
+	return p;
+}
+
+void *slab_alloc(size_t size, size_t align)
+{
+	struct heap *h = heap();
+	unsigned c = class_for(size, align);
+	struct slab *s;
+	void *p;
+
+	if (unlikely(!h))
+		return NULL;
+	s = h->cur[c];
+	if (likely(s && s->free)) {
+		p = s->free;
+		s->free = *(void **)p;
+	} else if (!(p = alloc_slow(h, c))) {
+		return NULL;
+	}
+	h->cur[c]->used++;
+	h->allocs++;
+	((uintptr_t *)p)[1] = 0; /* no longer marked free */
+	return p;
+}
+
+/* ------------------------------------------------------------- free */
+
+bool slab_owns(const void *p, size_t *usable)
+{
+	struct slab *s = slab_of(p);
+
+	if (s)
+		*usable = s->size;
+	return s != NULL;
+}
+
+static bool on_list(const void *p, const void *list)
+{
+	for (; list; list = *(void *const *)list)
+		if (list == p)
+			return true;
+	return false;
+}
+
+/* The key says "maybe freed already"; the lists say for sure (user data may hold the key by chance). */
+static bool already_free(struct slab *s, const void *p)
+{
+	return on_list(p, s->free) || on_list(p, atomic_load_explicit(&s->remote, memory_order_acquire));
+}
+
+static void free_local(struct heap *h, struct slab *s, void *p)
+{
+	*(void **)p = s->free;
+	s->free = p;
+	s->used--;
+	h->frees++;
+	if (s->full) {
+		list_del(&s->link);
+		list_add(&s->link, &h->partial[s->cls]);
+		s->full = 0;
+	}
+	if (!s->used && s != h->cur[s->cls])
+		release_slab(s);
+}
+
+static void free_remote(struct slab *s, void *p)
+{
+	void *head = atomic_load_explicit(&s->remote, memory_order_relaxed);
+
+	do
+		*(void **)p = head;
+	while (!atomic_compare_exchange_weak_explicit(&s->remote, &head, p, memory_order_release, memory_order_relaxed));
+}
+
+bool slab_free(void *p)
+{
+	struct slab *s = slab_of(p);
+	struct heap *h;
+	size_t off;
+
+	if (!s)
+		return false;
+	off = (size_t)((char *)p - (char *)s);
+	if (off < SLAB_HEADER || (off - SLAB_HEADER) % s->size || (char *)p >= s->bump)
+		return false;
+	if (((uintptr_t *)p)[1] == sl.key && already_free(s, p))
+		return false;
+	((uintptr_t *)p)[1] = sl.key;
+	h = tls_heap;
+	if (h && atomic_load_explicit(&s->owner, memory_order_relaxed) == h) {
+		free_local(h, s, p);
+	} else {
+		free_remote(s, p);
+		if (h)
+			h->frees++;
+		else
+			__atomic_fetch_add(&sl.frees, 1, __ATOMIC_RELAXED);
+	}
+	return true;
+}
+
+/* ------------------------------------------------------ stats, fork */
+
+void slab_stats(struct uvm_stats *st)
+{
+	struct heap *h;
+
+	uvm_lock(&sl.lock);
+	st->small_allocs += sl.allocs;
+	st->small_frees += __atomic_load_n(&sl.frees, __ATOMIC_RELAXED);
+	list_for_each_entry(h, &sl.heaps, link) {
+		st->small_allocs += __atomic_load_n(&h->allocs, __ATOMIC_RELAXED);
+		st->small_frees += __atomic_load_n(&h->frees, __ATOMIC_RELAXED);
+	}
+	uvm_unlock(&sl.lock);
+	st->slabs = atomic_load_explicit(&sl.slabs, memory_order_relaxed);
+}
+
+void slab_fork_prepare(void) { uvm_lock(&sl.lock); }
+void slab_fork_parent(void) { uvm_unlock(&sl.lock); }
+
+/*
+ * The other threads' heaps were mid-use, unlocked, when fork() copied them:
+ * the child leaves them alone.  Their slabs stay owned by no live thread;
+ * the child's frees into them go to the remote lists and are never reused.
+ */
+void slab_fork_child(void) { uvm_lock_init(&sl.lock); }

@@ -1,0 +1,44 @@
+/*
+ * slab.h - small objects (the kmalloc beside our vmalloc).
+ *
+ * Size classes of 16 bytes up to 128, then four per power of two up to
+ * UVM_SLAB_MAX (at most 8 KiB).  A slab is one 64 KiB vmap area, aligned to
+ * 64 KiB, with its header in its first 128 bytes; the slab of any pointer
+ * is found in O(1) from the page map at pointer & ~(64 KiB - 1).  Each
+ * thread owns its slabs (a heap): it allocates and frees into them with no
+ * atomic operation; other threads push their frees onto a slab's remote list
+ * with one compare-and-swap, and the owner collects them when it runs dry.
+ * An empty slab goes back to the area caches, and from there to pools and
+ * the kernel.  Slabs of an exited thread are orphaned and adopted by the
+ * next thread that needs a slab of that class.
+ */
+#ifndef UVM_SLAB_H
+#define UVM_SLAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "uvmalloc.h"
+
+#define SLAB_SIZE ((size_t)64 << 10)
+#define SLAB_OBJ_MAX ((size_t)8 << 10)
+
+/* Read UVM_SLAB_MAX and set up the thread-exit hook.  0 or an errno. */
+int slab_init(void);
+/* The largest size slabs serve (UVM_SLAB_MAX); larger requests are areas. */
+size_t slab_max(void);
+/* Whether slabs serve size bytes aligned to align (1..UVM_SLAB_MAX, alignment at most 128). */
+bool slab_serves(size_t size, size_t align);
+/* An object of at least size bytes aligned to align, for a request slab_serves; NULL when out of memory. */
+void *slab_alloc(size_t size, size_t align);
+/* Whether p lies in a slab; *usable then gets its object size. */
+bool slab_owns(const void *p, size_t *usable);
+/* Free an object slab_owns said is ours; false if p is not the start of an allocated object. */
+bool slab_free(void *p);
+
+void slab_stats(struct uvm_stats *st);
+void slab_fork_prepare(void);
+void slab_fork_parent(void);
+void slab_fork_child(void);
+
+#endif
