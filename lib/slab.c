@@ -312,7 +312,11 @@ static struct slab *refill(struct heap *h, unsigned c)
 			return s;
 		}
 	}
-	s = adopt(h, c);
+	/* An orphan may have no room yet: it is ours now all the same, on the full list until frees reach it. */
+	while ((s = adopt(h, c)) && !has_room(s)) {
+		list_add(&s->link, &h->full[c]);
+		s->full = 1;
+	}
 	if (!s)
 		s = new_slab(h, c);
 	if (s) {

@@ -1,0 +1,345 @@
+/*
+ * tests/test_malloc.c - the malloc family with glibc's semantics, built
+ * twice: linked against libuvmalloc.so calling uvm_malloc & co., and as a
+ * plain program calling malloc & co. that meson runs under
+ * LD_PRELOAD=libuvmalloc-preload.so (PRELOADED).  Both forms check that the
+ * allocator answering is ours.
+ */
+#include "helpers.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "uvmalloc.h"
+
+/* The tests misuse malloc on purpose: impossible sizes, frees of static objects. */
+#pragma GCC diagnostic ignored "-Walloc-size-larger-than="
+#pragma GCC diagnostic ignored "-Wfree-nonheap-object"
+#pragma GCC diagnostic ignored "-Wuse-after-free"
+
+#ifdef PRELOADED
+#define M(f) f
+#else
+#define M(f) uvm_##f
+#endif
+
+/* uvm_stats through the dynamic symbol table, so the preloaded form need not link us. */
+static struct uvm_stats stats(void)
+{
+	void (*fn)(struct uvm_stats *) = (void (*)(struct uvm_stats *))dlsym(RTLD_DEFAULT, "uvm_stats");
+	struct uvm_stats st;
+
+	cr_assert_not_null(fn, "libuvmalloc.so is not loaded: malloc is not ours");
+	fn(&st);
+	return st;
+}
+
+static void *ctor_block;
+
+/* The first malloc of all may come from a constructor, before main. */
+__attribute__((constructor)) static void alloc_in_constructor(void)
+{
+	ctor_block = M(malloc)(100);
+	if (ctor_block)
+		memset(ctor_block, 7, 100);
+}
+
+Test(malloc, the_allocator_is_ours)
+{
+	uint64_t before = stats().small_allocs;
+	void *volatile p = M(malloc)(24); /* volatile: gcc may drop a malloc whose block is never used */
+
+	cr_assert_geq(stats().small_allocs, before + 1); /* preloaded, the runtime may allocate too */
+	M(free)(p);
+	cr_assert_not_null(ctor_block, "malloc in a constructor failed");
+	cr_assert_eq(((char *)ctor_block)[99], 7);
+	M(free)(ctor_block);
+}
+
+Test(malloc, zero_size_gives_unique_pointers)
+{
+	void *a = M(malloc)(0), *b = M(malloc)(0);
+
+	cr_assert_not_null(a);
+	cr_assert_not_null(b);
+	cr_assert_neq(a, b);
+	M(free)(a);
+	M(free)(b);
+	M(free)(NULL);
+}
+
+Test(malloc, impossible_sizes_are_enomem)
+{
+	errno = 0;
+	cr_assert_null(M(malloc)(SIZE_MAX));
+	cr_assert_eq(errno, ENOMEM);
+	errno = 0;
+	cr_assert_null(M(malloc)((size_t)PTRDIFF_MAX + 1));
+	cr_assert_eq(errno, ENOMEM);
+	errno = 0;
+	cr_assert_null(M(calloc)(SIZE_MAX / 2, 3));
+	cr_assert_eq(errno, ENOMEM, "calloc overflow");
+}
+
+Test(malloc, calloc_is_zero_even_when_reused)
+{
+	for (size_t size = 8; size <= (1 << 20); size *= 4) {
+		unsigned char *p = M(malloc)(size);
+
+		memset(p, 0xff, size);
+		M(free)(p);
+		p = M(calloc)(1, size);
+		for (size_t i = 0; i < size; i++)
+			cr_assert_eq(p[i], 0, "calloc(%zu) byte %zu", size, i);
+		M(free)(p);
+	}
+}
+
+Test(malloc, usable_size)
+{
+	for (size_t size = 1; size < (1 << 22); size = size * 3 + 1) {
+		void *p = M(malloc)(size);
+
+		cr_assert_geq(M(malloc_usable_size)(p), size);
+		M(free)(p);
+	}
+	cr_assert_eq(M(malloc_usable_size)(NULL), 0);
+}
+
+static void fill(unsigned char *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (unsigned char)(i * 31 + seed);
+}
+
+static void check(const unsigned char *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(p[i], (unsigned char)(i * 31 + seed), "byte %zu of %zu", i, n);
+}
+
+/* A chain of reallocs through slab classes and areas, up and down, keeps the contents. */
+Test(malloc, realloc_keeps_contents)
+{
+	size_t sizes[] = { 1, 17, 100, 1000, 5000, 8192, 9000, 70000, 1 << 20, 3 << 20, 50000, 300, 20, 4 << 20 };
+	size_t have = 0;
+	unsigned char *p = M(realloc)(NULL, 1);
+
+	fill(p, 1, 5);
+	have = 1;
+	for (size_t i = 1; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t keep = have < sizes[i] ? have : sizes[i];
+
+		p = M(realloc)(p, sizes[i]);
+		cr_assert_not_null(p);
+		check(p, keep, 5);
+		fill(p, sizes[i], 5);
+		have = sizes[i];
+	}
+	errno = 0;
+	cr_assert_null(M(realloc)(p, SIZE_MAX), "an impossible realloc fails");
+	cr_assert_eq(errno, ENOMEM);
+	check(p, have, 5); /* and leaves the block alone */
+	cr_assert_null(M(realloc)(p, 0), "realloc(p, 0) frees, as glibc's");
+}
+
+Test(malloc, reallocarray_checks_overflow)
+{
+	void *p = M(malloc)(10);
+
+	errno = 0;
+	cr_assert_null(M(reallocarray)(p, SIZE_MAX / 2, 4));
+	cr_assert_eq(errno, ENOMEM);
+	p = M(reallocarray)(p, 100, 4);
+	cr_assert_geq(M(malloc_usable_size)(p), 400);
+	M(free)(p);
+}
+
+Test(malloc, alignments)
+{
+	void *p = NULL;
+	int saved;
+
+	cr_assert_eq(M(posix_memalign)(&p, 3, 10), EINVAL);
+	cr_assert_eq(M(posix_memalign)(&p, 4, 10), EINVAL, "not a multiple of sizeof(void *)");
+	cr_assert_eq(M(posix_memalign)(&p, 64, SIZE_MAX), ENOMEM);
+	errno = 1234;
+	for (size_t align = 8; align <= (1 << 21); align <<= 1) {
+		cr_assert_eq(M(posix_memalign)(&p, align, 100), 0);
+		cr_assert_eq((uintptr_t)p % align, 0);
+		M(free)(p);
+	}
+	saved = errno;
+	cr_assert_eq(saved, 1234, "posix_memalign touched errno");
+	errno = 0;
+	cr_assert_null(M(aligned_alloc)(24, 48));
+	cr_assert_eq(errno, EINVAL);
+	p = M(aligned_alloc)(4096, 10);
+	cr_assert_eq((uintptr_t)p % 4096, 0);
+	M(free)(p);
+	p = M(memalign)(100, 10); /* glibc rounds 100 up to 128 */
+	cr_assert_eq((uintptr_t)p % 128, 0);
+	M(free)(p);
+}
+
+/* Volatile pointers: freeing a static object is undefined, and gcc may drop such a call. */
+static void free_foreign(void *arg)
+{
+	static long not_ours[8];
+	void *volatile p = &not_ours[2];
+
+	(void)arg;
+	M(free)(p);
+}
+
+static void double_free_big(void *arg)
+{
+	void *volatile p = M(malloc)(100000);
+
+	(void)arg;
+	M(free)(p);
+	M(free)(p);
+}
+
+static void realloc_foreign(void *arg)
+{
+	static long not_ours[8];
+	void *volatile p = &not_ours[2];
+
+	(void)arg;
+	if (M(realloc)(p, 100))
+		return;
+}
+
+Test(malloc, bad_pointers_abort_naming_them)
+{
+	expect_death(free_foreign, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
+	expect_death(double_free_big, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
+	expect_death(realloc_foreign, NULL, SIGABRT, "uvmalloc: realloc(): invalid pointer 0x");
+}
+
+/* ------------------------------------------------------------ threads */
+
+#define PER 4000
+static void *exchange[4][PER];
+
+static void *producer(void *arg)
+{
+	long t = (long)arg;
+
+	for (int i = 0; i < PER; i++) {
+		exchange[t][i] = M(malloc)((size_t)(i % 300) + 1);
+		fill(exchange[t][i], (size_t)(i % 300) + 1, (unsigned)t);
+	}
+	return NULL;
+}
+
+static void *consumer(void *arg)
+{
+	long t = (long)arg;
+
+	for (int i = 0; i < PER; i++) {
+		check(exchange[t][i], (size_t)(i % 300) + 1, (unsigned)t);
+		M(free)(exchange[t][i]);
+	}
+	return NULL;
+}
+
+/* Blocks made by one thread are freed by another after the maker exited; the counts balance. */
+Test(malloc, threads_free_each_others_blocks)
+{
+	pthread_t t[4];
+	struct uvm_stats before = stats(), after;
+
+	for (long i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, producer, (void *)i);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	for (long i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, consumer, (void *)((i + 1) % 4));
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	after = stats();
+#ifndef PRELOADED /* preloaded, pthread_create's own allocations count too */
+	cr_assert_eq(after.small_allocs - before.small_allocs, after.small_frees - before.small_frees);
+#endif
+	cr_assert_geq(after.small_frees - before.small_frees, 4 * PER);
+}
+
+static void *spin(void *arg)
+{
+	atomic_bool *stop = arg;
+
+	while (!atomic_load(stop))
+		M(free)(M(malloc)(64));
+	return NULL;
+}
+
+/* fork() while another thread allocates: the child can allocate, free and exec. */
+Test(malloc, fork_in_a_threaded_program)
+{
+	static atomic_bool stop;
+	pthread_t t;
+
+	pthread_create(&t, NULL, spin, &stop);
+	for (int i = 0; i < 20; i++) {
+		int status;
+		pid_t pid = fork();
+
+		if (!pid) {
+			void *p = M(malloc)(5000), *q = M(malloc)(40);
+
+			M(free)(p);
+			M(free)(q);
+			if (i % 2)
+				execl("/bin/true", "true", (char *)NULL);
+			_exit(0);
+		}
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d: status %#x", i, status);
+	}
+	atomic_store(&stop, true);
+	pthread_join(t, NULL);
+}
+
+#ifdef PRELOADED
+/* Code in a dlopen()ed library allocates through the same heap; its blocks free from here. */
+Test(malloc, dlopened_code_allocates_from_us)
+{
+	void *h = dlopen(DL_ALLOC_PATH, RTLD_NOW);
+	void *(*make)(size_t);
+	uint64_t before;
+	char *p;
+
+	cr_assert_not_null(h, "%s", dlerror());
+	make = (void *(*)(size_t))dlsym(h, "dl_alloc_make");
+	cr_assert_not_null(make);
+	before = stats().small_allocs;
+	p = make(50);
+	cr_assert_geq(stats().small_allocs, before + 1);
+	cr_assert_eq(p[49], 'x');
+	M(free)(p);
+	dlclose(h);
+}
+
+/* The glibc extras programs call. */
+Test(malloc, glibc_extras)
+{
+	struct mallinfo2 mi;
+	void *p = valloc(100), *q = pvalloc(5000);
+
+	cr_assert_eq((uintptr_t)p % 4096, 0);
+	cr_assert_eq((uintptr_t)q % 4096, 0);
+	cr_assert_geq(malloc_usable_size(q), 8192);
+	mi = mallinfo2();
+	cr_assert_gt(mi.uordblks, 0);
+	free(p);
+	free(q);
+	cr_assert_eq(malloc_trim(0), 1);
+	cr_assert_eq(stats().cached_count + stats().lazy_count + stats().pooled_count, 0, "malloc_trim purges");
+}
+#endif

@@ -1,0 +1,186 @@
+/*
+ * tests/test_slab.c - small objects (lib/slab.c): size classes and
+ * alignment, reuse, frees from other threads, empty slabs going back,
+ * orphaned slabs adopted after a thread exits, bad and double frees.
+ */
+#include "helpers.h"
+
+#include <pthread.h>
+
+#include "slab.h"
+#include "uvmalloc.h"
+
+static struct uvm_stats stats(void)
+{
+	struct uvm_stats st;
+
+	uvm_stats(&st);
+	return st;
+}
+
+/* Every size gets a block at least that large, 16-byte aligned, from a class at most 25% (or 16 B) larger. */
+Test(slab, classes_fit_sizes)
+{
+	uvm_free(uvm_malloc(1)); /* slab_max() is read at set-up */
+	cr_assert_eq(slab_max(), 8192);
+	for (size_t size = 1; size <= slab_max(); size++) {
+		void *p = uvm_malloc(size);
+		size_t got = uvm_malloc_usable_size(p);
+
+		cr_assert_eq((uintptr_t)p % 16, 0, "malloc(%zu) = %p", size, p);
+		cr_assert_geq(got, size);
+		cr_assert_leq(got, size <= 128 ? size + 15 : size + size / 4, "malloc(%zu) got a %zu-byte class", size, got);
+		cr_assert(slab_owns(p, &got));
+		memset(p, 0xab, size);
+		uvm_free(p);
+	}
+	void *big = uvm_malloc(slab_max() + 1);
+	size_t n;
+	cr_assert_not(slab_owns(big, &n), "above UVM_SLAB_MAX is an area");
+	cr_assert_eq((uintptr_t)big % 4096, 0);
+	uvm_free(big);
+}
+
+Test(slab, aligned_objects)
+{
+	for (size_t align = 16; align <= 128; align <<= 1)
+		for (size_t size = 1; size < 3000; size += 37) {
+			void *p = uvm_aligned_alloc(align, size);
+
+			cr_assert_eq((uintptr_t)p % align, 0, "aligned_alloc(%zu, %zu) = %p", align, size, p);
+			uvm_free(p);
+		}
+}
+
+/* The owner reuses its own frees first (LIFO), with no new slab. */
+Test(slab, owner_reuses_its_frees)
+{
+	void *a = uvm_malloc(40), *b = uvm_malloc(40);
+	uint64_t slabs = stats().slabs;
+
+	uvm_free(a);
+	uvm_free(b);
+	cr_assert_eq(uvm_malloc(40), b);
+	cr_assert_eq(uvm_malloc(40), a);
+	cr_assert_eq(stats().slabs, slabs);
+}
+
+/* A slab whose objects are all freed goes back to the area caches; live objects keep theirs. */
+Test(slab, empty_slabs_are_released)
+{
+	enum { N = 20000 };
+	static void *p[N];
+	uint64_t before = stats().slabs;
+
+	for (int i = 0; i < N; i++)
+		p[i] = uvm_malloc(100);
+	cr_assert_geq(stats().slabs, before + N * 112 / (64 << 10));
+	for (int i = 0; i < N; i++)
+		uvm_free(p[i]);
+	cr_assert_leq(stats().slabs, before + 1, "%lu slabs left of %lu", (unsigned long)stats().slabs,
+		      (unsigned long)before);
+	cr_assert_eq(stats().small_allocs - stats().small_frees, 0);
+}
+
+#define XN 5000
+static void *handed[XN];
+
+static void *free_all(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < XN; i++)
+		uvm_free(handed[i]);
+	return NULL;
+}
+
+/* Frees by another thread land on the slabs' remote lists; the owner collects and reuses them. */
+Test(slab, remote_frees_are_collected)
+{
+	pthread_t t;
+
+	for (int i = 0; i < XN; i++) {
+		handed[i] = uvm_malloc(64);
+		memset(handed[i], 1, 64);
+	}
+	uint64_t slabs = stats().slabs;
+	cr_assert_eq(pthread_create(&t, NULL, free_all, NULL), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	for (int i = 0; i < XN; i++)
+		handed[i] = uvm_malloc(64);
+	cr_assert_leq(stats().slabs, slabs, "remote frees were not reused");
+	for (int i = 0; i < XN; i++)
+		uvm_free(handed[i]);
+}
+
+static void *alloc_and_exit(void *arg)
+{
+	for (int i = 0; i < XN; i++)
+		handed[i] = uvm_malloc(48);
+	return arg;
+}
+
+/* A thread exits with live objects: its slabs are orphaned, freed into, and adopted by the next thread. */
+Test(slab, orphans_are_adopted)
+{
+	pthread_t t;
+	uint64_t slabs;
+
+	cr_assert_eq(pthread_create(&t, NULL, alloc_and_exit, NULL), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	slabs = stats().slabs;
+	cr_assert_gt(slabs, 0);
+	for (int i = 0; i < XN; i++)
+		uvm_free(handed[i]);
+	for (int i = 0; i < XN; i++)
+		handed[i] = uvm_malloc(48);
+	cr_assert_leq(stats().slabs, slabs, "orphaned slabs were not adopted");
+	cr_assert_eq(stats().small_allocs - stats().small_frees, XN);
+}
+
+static void double_free(void *arg)
+{
+	void *p = uvm_malloc(32);
+
+	(void)arg;
+	uvm_free(p);
+	uvm_free(p);
+}
+
+static void interior_free(void *arg)
+{
+	char *p = uvm_malloc(64);
+
+	(void)arg;
+	uvm_free(p + 16);
+}
+
+static void foreign_free(void *arg)
+{
+	static char not_ours[64];
+
+	(void)arg;
+	uvm_free(not_ours + 16);
+}
+
+Test(slab, bad_frees_abort_naming_the_pointer)
+{
+	expect_death(double_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
+	expect_death(interior_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
+	expect_death(foreign_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
+}
+
+/* User data that happens to hold the free key in its second word is no double free. */
+Test(slab, key_lookalike_is_not_a_double_free)
+{
+	uintptr_t *a = uvm_malloc(32), *b;
+
+	uvm_free(a); /* a's second word is now the key */
+	b = uvm_malloc(32);
+	cr_assert_eq(b, a);
+	uintptr_t key = 0;
+	uvm_free(b);
+	key = a[1];
+	b = uvm_malloc(32);
+	b[1] = key; /* the program stores the same value */
+	uvm_free(b); /* must not abort */
+}
