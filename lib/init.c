@@ -28,6 +28,7 @@
 #include "pcp.h"
 #include "purge.h"
 #include "slab.h"
+#include "stats.h"
 #include "vnode.h"
 
 atomic_bool uvm_ready;
@@ -106,6 +107,7 @@ static void init_once(void)
 		init_err = pcp_init(numa_nodes());
 	if (!init_err)
 		init_err = slab_init();
+	stats_init();
 	if (!init_err)
 		init_err = arena_grow(numa_local(), 0, UVM_PAGE_SIZE);
 	if (!init_err)

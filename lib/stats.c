@@ -3,8 +3,10 @@
  * with the data they count, under the same lock, so the fast paths pay no
  * shared atomic for them (the kernel's v7.1 per-page vmstat lesson).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arena.h"
 #include "init.h"
@@ -12,6 +14,7 @@
 #include "os.h"
 #include "pcp.h"
 #include "slab.h"
+#include "stats.h"
 #include "purge.h"
 #include "uvmalloc.h"
 #include "vnode.h"
@@ -34,12 +37,12 @@ void uvm_stats(struct uvm_stats *st)
 
 static double mib(uint64_t bytes) { return (double)bytes / (1 << 20); }
 
-void uvm_stats_print(FILE *f)
+static int format(char *buf, size_t len)
 {
 	struct uvm_stats st;
 
 	uvm_stats(&st);
-	fprintf(f,
+	return snprintf(buf, len,
 		"uvmalloc: %llu regions, %.1f MiB reserved, %.1f MiB committed\n"
 		"uvmalloc: live    %8llu areas %10.1f MiB (%llu slabs of small objects)\n"
 		"uvmalloc: cached  %8llu areas %10.1f MiB in thread caches (hits %llu, misses %llu, drained %llu)\n"
@@ -59,9 +62,35 @@ void uvm_stats_print(FILE *f)
 		(unsigned long long)st.mmap_calls, (unsigned long long)st.mprotect_calls, (unsigned long long)st.madvise_calls);
 }
 
-/* UVM_STATS=1, as MIMALLOC_SHOW_STATS: whatever the program did, say what the allocator did. */
+void uvm_stats_print(FILE *f)
+{
+	char buf[1024];
+
+	if (format(buf, sizeof(buf)) > 0)
+		fputs(buf, f);
+}
+
+/*
+ * UVM_STATS=1, as MIMALLOC_SHOW_STATS.  The summary goes to a copy of
+ * stderr made at set-up: programs such as coreutils close stderr in their
+ * atexit handlers, which run before library destructors.
+ */
+static int stats_fd = -1;
+
+void stats_init(void)
+{
+	if (option(OPT_STATS))
+		stats_fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
+}
+
 __attribute__((destructor)) static void stats_at_exit(void)
 {
-	if (atomic_load_explicit(&uvm_ready, memory_order_acquire) && option(OPT_STATS))
-		uvm_stats_print(stderr);
+	char buf[1024];
+	int n;
+
+	if (stats_fd < 0 || !atomic_load_explicit(&uvm_ready, memory_order_acquire))
+		return;
+	n = format(buf, sizeof(buf));
+	if (n > 0 && write(stats_fd, buf, (size_t)n) < 0)
+		return;
 }
