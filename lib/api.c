@@ -120,7 +120,7 @@ void *uvm_vrealloc(void *p, size_t size)
 	q = uvm__alloc(size, UVM_PAGE_SIZE, 0, (int)va_nid(va), false, va->caller);
 	if (!q)
 		return NULL;
-	memcpy(q, p, area_usable(va) < usable ? area_usable(va) : usable);
+	area_copy(va, area_find((uintptr_t)q), area_usable(va) < usable ? area_usable(va) : usable);
 	uvm_vfree(p);
 	return q;
 }

@@ -18,6 +18,7 @@
 #include "area.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "arena.h"
 #include "huge.h"
@@ -143,6 +144,21 @@ struct vmap_area *area_find(uintptr_t addr)
 }
 
 /* ----------------------------------------------------------- vrealloc */
+
+void area_copy(struct vmap_area *from, struct vmap_area *to, size_t bytes)
+{
+	size_t pages = align_down(bytes, UVM_PAGE_SIZE);
+
+	/* hugetlb mappings move only whole, aligned: those are copied. */
+	if (pages >= ((to->flags & VA_REUSED) ? AREA_MOVE_MIN_BACKED : AREA_MOVE_MIN) &&
+	    !((from->flags | to->flags) & VA_HUGETLB) &&
+	    !os_move(from->va_start, to->va_start, pages)) {
+		to->flags |= VA_MOVED;
+		memcpy((void *)(to->va_start + pages), (void *)(from->va_start + pages), bytes - pages);
+		return;
+	}
+	memcpy((void *)to->va_start, (void *)from->va_start, bytes);
+}
 
 /* Cut the tail [new_end, va_end) off as an area of its own and free it. */
 static int shrink(struct vmap_area *va, uintptr_t new_end)

@@ -22,6 +22,16 @@ void area_free(struct vmap_area *va);
 struct vmap_area *area_take(uintptr_t addr);
 /* The live area that starts at addr, or NULL. */
 struct vmap_area *area_find(uintptr_t addr);
+/*
+ * Realloc's move: the first bytes of from into to.  Whole pages move with
+ * mremap instead of being copied from AREA_MOVE_MIN on when to is fresh
+ * (memcpy would fault in every page of it), from AREA_MOVE_MIN_BACKED on
+ * when to is already backed (mremap must free its pages); measured in the
+ * README.  The kernel may refuse (vm.max_map_count): then memcpy.
+ */
+#define AREA_MOVE_MIN ((size_t)64 << 10)
+#define AREA_MOVE_MIN_BACKED ((size_t)16 << 20)
+void area_copy(struct vmap_area *from, struct vmap_area *to, size_t bytes);
 /* Change a live area's usable size in place (vrealloc): shrink, or grow into the free range after it.  0 or ENOMEM. */
 int area_resize(struct vmap_area *va, size_t usable);
 

@@ -4,7 +4,7 @@
  * own set-up makes before the allocator is up.
  *
  * realloc of an area grows or shrinks it in place when it can; otherwise
- * the contents move by memcpy.
+ * a large one's pages move with mremap (area_copy), a small one is copied.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -156,6 +156,18 @@ static bool fits_in_place(void *p, size_t have, size_t size)
 	return va && !area_resize(va, align_up(size, UVM_PAGE_SIZE));
 }
 
+/* Area to area, pages may move instead of being copied. */
+static void copy(void *to, void *from, size_t bytes)
+{
+	struct vmap_area *src = bytes >= AREA_MOVE_MIN ? area_find((uintptr_t)from) : NULL;
+	struct vmap_area *dst = src ? area_find((uintptr_t)to) : NULL;
+
+	if (dst)
+		area_copy(src, dst, bytes);
+	else
+		memcpy(to, from, bytes);
+}
+
 static void *realloc_named(const char *fn, void *p, size_t size, const void *caller)
 {
 	size_t have;
@@ -177,7 +189,7 @@ static void *realloc_named(const char *fn, void *p, size_t size, const void *cal
 	q = alloc(size, 16, 0, caller);
 	if (!q)
 		return NULL;
-	memcpy(q, p, have < size ? have : size);
+	copy(q, p, have < size ? have : size);
 	free_named(fn, p);
 	return q;
 }

@@ -1,6 +1,7 @@
 /*
  * os.c - the only file of lib/ that talks to the kernel's memory manager.
  */
+#define _GNU_SOURCE /* mremap */
 #include "os.h"
 
 #include "numa_node.h"
@@ -29,7 +30,7 @@
 #define PR_SET_VMA_ANON_NAME 0
 #endif
 
-static _Atomic uint64_t nr_mmap, nr_mprotect, nr_madvise, nr_other; /* other: prctl, mbind */
+static _Atomic uint64_t nr_mmap, nr_mprotect, nr_madvise, nr_mremap, nr_other; /* other: prctl, mbind */
 static atomic_bool guards; /* UVM_GUARD=1 and the kernel has not refused it */
 
 static inline void count(_Atomic uint64_t *c) { atomic_fetch_add_explicit(c, 1, memory_order_relaxed); }
@@ -108,6 +109,15 @@ int os_remap_hugetlb(uintptr_t addr, size_t size)
 	return os_remap_plain(addr, size) ? EFAULT : ENOMEM;
 }
 
+int os_move(uintptr_t from, uintptr_t to, size_t size)
+{
+	count(&nr_mremap);
+	if (mremap((void *)from, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)to) == MAP_FAILED)
+		return errno;
+	/* The source is a hole in the region now: plain pages again, so the region stays whole. */
+	return os_remap_plain(from, size);
+}
+
 void os_bind(uintptr_t addr, size_t size, unsigned node)
 {
 	unsigned long mask[(NUMA_MAX_NODES + 63) / 64] = { 0 };
@@ -155,6 +165,7 @@ int os_guard_remove(uintptr_t addr, size_t size)
 void os_stats(struct uvm_stats *st)
 {
 	st->mmap_calls = atomic_load_explicit(&nr_mmap, memory_order_relaxed);
+	st->mremap_calls = atomic_load_explicit(&nr_mremap, memory_order_relaxed);
 	st->mprotect_calls = atomic_load_explicit(&nr_mprotect, memory_order_relaxed);
 	st->madvise_calls = atomic_load_explicit(&nr_madvise, memory_order_relaxed);
 	st->syscalls = os_syscalls();
@@ -165,5 +176,5 @@ uint64_t os_syscalls(void)
 	return atomic_load_explicit(&nr_mmap, memory_order_relaxed) +
 	       atomic_load_explicit(&nr_mprotect, memory_order_relaxed) +
 	       atomic_load_explicit(&nr_madvise, memory_order_relaxed) +
-	       atomic_load_explicit(&nr_other, memory_order_relaxed);
+	       atomic_load_explicit(&nr_mremap, memory_order_relaxed) + atomic_load_explicit(&nr_other, memory_order_relaxed);
 }

@@ -31,6 +31,12 @@ int os_populate(uintptr_t addr, size_t size);
 int os_remap_hugetlb(uintptr_t addr, size_t size);
 /* Give a hugetlb range back: plain, empty, MADV_NOHUGEPAGE pages as around it. */
 int os_remap_plain(uintptr_t addr, size_t size);
+/*
+ * Move the pages of [from, from + size) to [to, to + size) (mremap, no copy),
+ * replacing what was there; from is left as plain empty pages.  0 or an
+ * errno (ENOMEM when vm.max_map_count is reached: the caller copies instead).
+ */
+int os_move(uintptr_t from, uintptr_t to, size_t size);
 /* Prefer NUMA node `node` for the pages of [addr, addr + size) (mbind, MPOL_PREFERRED). */
 void os_bind(uintptr_t addr, size_t size, unsigned node);
 

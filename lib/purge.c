@@ -90,6 +90,16 @@ static void release_run(uintptr_t start, uintptr_t end, bool huge)
 		huge_reset_run(start, end);
 }
 
+/* Mappings of their own (hugetlb bodies, moved pages) become plain region again, so their VMAs merge back. */
+static void unback(struct vmap_area *va)
+{
+	huge_unback(va);
+	if (va->flags & VA_MOVED) {
+		os_remap_plain(va->va_start, va_size(va));
+		va->flags &= ~VA_MOVED;
+	}
+}
+
 /* Give the pages of a sorted list back to the kernel, one call per run of touching ranges. */
 static void release_runs(struct list_head *sorted)
 {
@@ -104,7 +114,7 @@ static void release_runs(struct list_head *sorted)
 			start = va->va_start;
 			huge = false;
 		}
-		huge_unback(va);
+		unback(va);
 		huge |= (va->flags & VA_HUGE) != 0;
 		end = va->va_end;
 		purge.purged_bytes += va_size(va);

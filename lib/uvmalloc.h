@@ -138,6 +138,7 @@ struct uvm_stats {
 	uint64_t mmap_calls;     /* syscalls made by the library, by kind */
 	uint64_t mprotect_calls;
 	uint64_t madvise_calls;
+	uint64_t mremap_calls;   /* realloc moving pages instead of copying them */
 	uint64_t syscalls;       /* all of them (including prctl) */
 };
 

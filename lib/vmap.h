@@ -30,6 +30,7 @@
 #define VA_HUGE 0x2u    /* its 2 MiB-aligned body is MADV_HUGEPAGE */
 #define VA_HUGETLB 0x4u /* its 2 MiB-aligned body is mapped from the hugetlb pool */
 #define VA_SLAB 0x8u    /* a slab of small objects (slab.c), not a user's area */
+#define VA_MOVED 0x10u  /* holds pages mremap moved in: a VMA of its own until given back */
 #define VA_NID_SHIFT 8
 #define VA_OWNER_SHIFT 16
 

@@ -343,3 +343,40 @@ Test(malloc, glibc_extras)
 	cr_assert_eq(stats().cached_count + stats().lazy_count + stats().pooled_count, 0, "malloc_trim purges");
 }
 #endif
+
+#ifndef PRELOADED
+static int count_vmas(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	for (int c; (c = fgetc(f)) != EOF;)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+/* A large realloc that cannot grow in place moves its pages with mremap; a purge merges the VMAs back. */
+Test(malloc, large_realloc_moves_pages_without_copying)
+{
+	struct uvm_stats st0, st;
+	unsigned char *p = uvm_malloc(1 << 20), *blocker;
+	int vmas;
+
+	uvm_free(uvm_malloc(1)); /* set up before counting */
+	vmas = count_vmas();
+	fill(p, 1 << 20, 9);
+	blocker = uvm_malloc(64 << 10); /* the range after p is taken: no growth in place */
+	uvm_stats(&st0);
+	p = uvm_realloc(p, 8 << 20);
+	uvm_stats(&st);
+	cr_assert_eq(st.mremap_calls - st0.mremap_calls, 1, "the pages were copied, not moved");
+	check(p, 1 << 20, 9);
+	fill(p, 8 << 20, 3);
+	check(p, 8 << 20, 3);
+	uvm_free(p);
+	uvm_free(blocker);
+	uvm_purge();
+	cr_assert_leq(count_vmas(), vmas, "%d mappings before, %d after the purge", vmas, count_vmas());
+}
+#endif
