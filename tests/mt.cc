@@ -4,7 +4,9 @@
 // The output is deterministic, so runs under different allocators compare.
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,7 +19,7 @@
 
 namespace {
 
-struct Item {
+struct alignas(64) Item { // over-aligned: new and delete take their aligned forms
 	std::string text;
 	std::vector<long> nums;
 };
@@ -52,6 +54,8 @@ void consume(long &sum)
 			item = std::move(queue.front());
 			queue.pop();
 		}
+		if (reinterpret_cast<std::uintptr_t>(item.get()) % 64)
+			std::abort();
 		sum += static_cast<long>(item->text.size());
 		for (long n : item->nums)
 			sum += n;

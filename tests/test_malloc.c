@@ -356,6 +356,47 @@ static int count_vmas(void)
 	return n;
 }
 
+/* A program that frees what it allocated gets its RSS back. */
+Test(malloc, rss_comes_back)
+{
+	enum { N = 200000 };
+	static void *p[N];
+	long before, peak;
+
+	uvm_free(uvm_malloc(1));
+	before = rss_bytes();
+	for (int i = 0; i < N; i++) {
+		p[i] = uvm_malloc((size_t)(i % 2000) + 1);
+		memset(p[i], 1, (size_t)(i % 2000) + 1);
+	}
+	for (int i = 0; i < 20; i++) {
+		void *big = uvm_malloc(10 << 20);
+		memset(big, 1, 10 << 20);
+		uvm_free(big);
+	}
+	peak = rss_bytes();
+	cr_assert_gt(peak - before, 150 << 20);
+	for (int i = 0; i < N; i++)
+		uvm_free(p[i]);
+	uvm_purge();
+	cr_assert_lt(rss_bytes() - before, 8 << 20, "RSS %ld MiB above the start after freeing %ld MiB",
+		     (rss_bytes() - before) >> 20, (peak - before) >> 20);
+}
+
+/* Under the preload library, a program linked with libuvmalloc.so has one heap: malloc's blocks are uvm's. */
+Test(malloc, one_heap_when_linked_and_preloaded)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	void *a, *b;
+
+	if (!pre || !strstr(pre, "libuvmalloc-preload"))
+		cr_skip_test("run without the preload library (the malloc-linked-and-preloaded test runs it with)");
+	a = malloc(100);
+	b = uvm_malloc(100);
+	uvm_free(a);
+	free(b);
+}
+
 /* A large realloc that cannot grow in place moves its pages with mremap; a purge merges the VMAs back. */
 Test(malloc, large_realloc_moves_pages_without_copying)
 {
