@@ -236,7 +236,7 @@ static void retire_heap(struct heap *h)
 {
 	uvm_lock(&sl.lock);
 	sl.allocs += h->allocs;
-	sl.frees += h->frees;
+	__atomic_fetch_add(&sl.frees, h->frees, __ATOMIC_RELAXED); /* also counted lock-free by exited threads */
 	list_del(&h->link);
 	h->link.next = (struct list_head *)sl.spare;
 	sl.spare = h;
@@ -380,18 +380,28 @@ bool slab_owns(const void *p, size_t *usable)
 	return s != NULL;
 }
 
-static bool on_list(const void *p, const void *list)
+/*
+ * Whether p is on a free list of s.  Another thread's lists may change under
+ * the walk, so it never leaves the slab and never takes more steps than the
+ * slab has objects: a torn list ends the walk, it cannot send it astray.
+ */
+static bool on_list(const struct slab *s, const void *p, const void *list)
 {
-	for (; list; list = *(void *const *)list)
+	const char *lo = (const char *)s + SLAB_HEADER, *hi = (const char *)s + SLAB_SIZE;
+
+	for (size_t steps = SLAB_SIZE / s->size; list && steps; steps--, list = *(void *const *)list) {
+		if ((const char *)list < lo || (const char *)list >= hi)
+			return false;
 		if (list == p)
 			return true;
+	}
 	return false;
 }
 
 /* The key says "maybe freed already"; the lists say for sure (user data may hold the key by chance). */
 static bool already_free(struct slab *s, const void *p)
 {
-	return on_list(p, s->free) || on_list(p, atomic_load_explicit(&s->remote, memory_order_acquire));
+	return on_list(s, p, s->free) || on_list(s, p, atomic_load_explicit(&s->remote, memory_order_acquire));
 }
 
 static void free_local(struct heap *h, struct slab *s, void *p)
