@@ -28,6 +28,7 @@
 #include "os.h"
 
 #define COMMIT_STEP_MIN ((uintptr_t)4 << 20)
+#define REGION_MIN ((size_t)64 << 20) /* the smallest region asked for when a larger one is refused */
 
 /* One NUMA node's free space. */
 struct free_space {
@@ -160,8 +161,10 @@ static int add_region(unsigned nid, size_t size, uintptr_t *base)
 	if (!r->map)
 		return ENOMEM;
 	err = os_reserve(size, base);
-	if (err)
-		return err; /* the map's address space is lost, never touched memory */
+	if (err) {
+		os_free_meta(r->map, size >> UVM_PAGE_SHIFT << 3);
+		return err;
+	}
 	/* THP faults only where an area asks for them (huge.c): never on a region as a whole. */
 	os_hugepage(*base, size, 0);
 	numa_bind_region(*base, size, nid);
@@ -178,19 +181,25 @@ int arena_grow(unsigned nid, size_t size, size_t align)
 	size_t want = (size_t)option(OPT_ARENA_SIZE);
 	struct vmap_area *va;
 	uintptr_t base;
+	size_t need;
 	LIST_HEAD(list);
 	int err;
 
 	/* Room for the request at any alignment, plus the separating last page. */
 	if (size > SIZE_MAX / 2 || align > SIZE_MAX / 4)
 		return ENOMEM;
-	if (want < size + align + UVM_PAGE_SIZE)
-		want = align_up(size + align + UVM_PAGE_SIZE, (size_t)1 << 30);
+	need = align_up(size + align + UVM_PAGE_SIZE, UVM_PAGE_SIZE);
+	if (want < need)
+		want = align_up(need, (size_t)1 << 30);
+	if (need < REGION_MIN)
+		need = REGION_MIN;
 	va = meta_va_alloc();
 	if (!va)
 		return ENOMEM;
 	uvm_lock(&arena.commit_lock); /* one grower at a time: regions[] is append-only */
-	err = add_region(nid, want, &base);
+	/* An address-space limit (ulimit -v, valgrind) refuses 64 GiB: ask for less, down to what is needed. */
+	while ((err = add_region(nid, want, &base)) == ENOMEM && want / 2 >= need)
+		want = align_down(want / 2, UVM_PAGE_SIZE);
 	uvm_unlock(&arena.commit_lock);
 	if (err) {
 		meta_va_free(va);

@@ -71,6 +71,12 @@ void *os_alloc_meta(size_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+void os_free_meta(void *p, size_t size)
+{
+	count(&nr_mmap);
+	munmap(p, size);
+}
+
 int os_hugepage(uintptr_t addr, size_t size, int huge)
 {
 	count(&nr_madvise);

@@ -20,6 +20,8 @@ int os_release(uintptr_t addr, size_t size);
 /* Plain read/write anonymous memory for lib/'s own metadata, backed as it is touched. */
 void *os_alloc_meta(size_t size);
 
+/* Unmap metadata memory that was never used (a region that could not be reserved). */
+void os_free_meta(void *p, size_t size);
 /* MADV_HUGEPAGE (huge) or MADV_NOHUGEPAGE over a range: the VMA flag THP faults obey. */
 int os_hugepage(uintptr_t addr, size_t size, int huge);
 /* Fault [addr, addr + size) in with one MADV_POPULATE_WRITE (Linux 5.14+). */

@@ -36,6 +36,7 @@ struct slab {
 	void *_Atomic remote;       /* frees by other threads */
 	char *bump, *end;           /* never-used objects */
 	unsigned used, size, cls, full;
+	uint32_t recip;             /* ceil(2^32 / size): offsets divide by a multiply on free */
 	struct list_head link;      /* the owner's partial or full list, or an orphan list */
 	struct vmap_area *va;
 };
@@ -56,10 +57,11 @@ static struct {
 	struct heap *spare;
 	uint64_t allocs, frees;
 	_Atomic uint64_t slabs;
-	size_t max;
 	uintptr_t key; /* marks a freed object */
 	pthread_key_t tkey;
 } sl = { .lock = UVM_LOCK_INIT, .heaps = LIST_HEAD_INIT(sl.heaps) };
+
+size_t uvm__slab_max;
 
 static __thread struct heap *tls_heap __attribute__((tls_model("initial-exec")));
 static __thread bool tls_heap_gone __attribute__((tls_model("initial-exec")));
@@ -91,7 +93,9 @@ static unsigned class_for(size_t size, size_t align)
 {
 	unsigned c = class_of(size);
 
-	while (class_size(c) % align)
+	if (likely(align <= 16)) /* every class is a multiple of 16 */
+		return c;
+	while (class_size(c) & (align - 1))
 		c++;
 	return c;
 }
@@ -121,6 +125,7 @@ static struct slab *new_slab(struct heap *h, unsigned cls)
 	atomic_store_explicit(&s->remote, NULL, memory_order_relaxed);
 	s->free = NULL;
 	s->size = (unsigned)class_size(cls);
+	s->recip = (uint32_t)(((1ull << 32) + s->size - 1) / s->size);
 	s->cls = cls;
 	s->bump = (char *)s + SLAB_HEADER;
 	s->end = (char *)s + SLAB_SIZE - (SLAB_SIZE - SLAB_HEADER) % s->size;
@@ -255,7 +260,7 @@ int slab_init(void)
 {
 	struct timespec ts;
 
-	sl.max = (size_t)option(OPT_SLAB_MAX);
+	uvm__slab_max = (size_t)option(OPT_SLAB_MAX);
 	for (unsigned c = 0; c < NCLASS; c++)
 		list_init(&sl.orphans[c]);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -265,11 +270,11 @@ int slab_init(void)
 	return pthread_key_create(&sl.tkey, heap_exit);
 }
 
-size_t slab_max(void) { return sl.max; }
+size_t slab_max(void) { return uvm__slab_max; }
 
-bool slab_serves(size_t size, size_t align)
+bool slab_serves_aligned(size_t size, size_t align)
 {
-	return size <= sl.max && align <= SLAB_HEADER && class_size(class_for(size, align)) <= sl.max;
+	return size <= uvm__slab_max && align <= SLAB_HEADER && class_size(class_for(size, align)) <= uvm__slab_max;
 }
 
 /* ------------------------------------------------------- allocation */
@@ -428,6 +433,14 @@ static void free_remote(struct slab *s, void *p)
 	while (!atomic_compare_exchange_weak_explicit(&s->remote, &head, p, memory_order_release, memory_order_relaxed));
 }
 
+/* Whether off (below 64 KiB) is a multiple of the object size: exact with a 32-bit reciprocal for 16-bit offsets. */
+static bool on_boundary(const struct slab *s, size_t off)
+{
+	size_t index = (size_t)(((uint64_t)off * s->recip) >> 32);
+
+	return index * s->size == off;
+}
+
 bool slab_free(void *p)
 {
 	struct slab *s = slab_of(p);
@@ -437,7 +450,7 @@ bool slab_free(void *p)
 	if (!s)
 		return false;
 	off = (size_t)((char *)p - (char *)s);
-	if (off < SLAB_HEADER || (off - SLAB_HEADER) % s->size || (char *)p >= s->bump)
+	if (off < SLAB_HEADER || !on_boundary(s, off - SLAB_HEADER) || (char *)p >= s->bump)
 		return false;
 	if (((uintptr_t *)p)[1] == sl.key && already_free(s, p))
 		return false;

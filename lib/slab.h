@@ -27,8 +27,17 @@
 int slab_init(void);
 /* The largest size slabs serve (UVM_SLAB_MAX); larger requests are areas. */
 size_t slab_max(void);
+extern size_t uvm__slab_max; /* UVM_SLAB_MAX, read at set-up */
+
+bool slab_serves_aligned(size_t size, size_t align);
+
 /* Whether slabs serve size bytes aligned to align (1..UVM_SLAB_MAX, alignment at most 128). */
-bool slab_serves(size_t size, size_t align);
+static inline bool slab_serves(size_t size, size_t align)
+{
+	if (__builtin_expect(align <= 16, 1)) /* every class is a multiple of 16 */
+		return size <= uvm__slab_max;
+	return slab_serves_aligned(size, align);
+}
 /* An object of at least size bytes aligned to align, for a request slab_serves; NULL when out of memory. */
 void *slab_alloc(size_t size, size_t align);
 /* Whether p lies in a slab; *usable then gets its object size. */
