@@ -342,6 +342,28 @@ Test(malloc, glibc_extras)
 	cr_assert_eq(malloc_trim(0), 1);
 	cr_assert_eq(stats().cached_count + stats().lazy_count + stats().pooled_count, 0, "malloc_trim purges");
 }
+
+/* malloc_stats prints our summary on stderr. */
+Test(malloc, malloc_stats_prints_ours)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(2);
+	char buf[2048] = "";
+	size_t n;
+
+	cr_assert_not_null(tmp);
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	malloc_stats();
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	n = fread(buf, 1, sizeof(buf) - 1, tmp);
+	buf[n] = 0;
+	fclose(tmp);
+	cr_assert_not_null(strstr(buf, "uvmalloc: objects "), "malloc_stats printed: %s", buf);
+}
 #endif
 
 #ifndef PRELOADED
