@@ -106,8 +106,14 @@ static size_t usable(const char *fn, void *p)
 
 	if (early_owns(p))
 		return early_size(p);
-	if (slab_owns(p, &n))
+	switch (slab_check(p, &n)) {
+	case SLAB_LIVE:
 		return n;
+	case SLAB_BAD:
+		uvm__invalid_pointer(fn, p);
+	case SLAB_NONE:
+		break;
+	}
 	va = area_find((uintptr_t)p);
 	if (!va || (va->flags & VA_SLAB))
 		uvm__invalid_pointer(fn, p);
@@ -120,8 +126,16 @@ static void free_named(const char *fn, void *p)
 
 	if (!p || early_owns(p))
 		return;
-	if (uvm_init() || slab_free(p))
+	if (uvm_init())
 		return;
+	switch (slab_free(p)) {
+	case SLAB_LIVE:
+		return;
+	case SLAB_BAD:
+		uvm__invalid_pointer(fn, p);
+	case SLAB_NONE:
+		break;
+	}
 	va = area_take((uintptr_t)p);
 	if (unlikely(!va || (va->flags & VA_SLAB)))
 		uvm__invalid_pointer(fn, p);

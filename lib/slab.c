@@ -376,15 +376,6 @@ void *slab_alloc(size_t size, size_t align)
 
 /* ------------------------------------------------------------- free */
 
-bool slab_owns(const void *p, size_t *usable)
-{
-	struct slab *s = slab_of(p);
-
-	if (s)
-		*usable = s->size;
-	return s != NULL;
-}
-
 /*
  * Whether p is on a free list of s.  Another thread's lists may change under
  * the walk, so it never leaves the slab and never takes more steps than the
@@ -441,19 +432,40 @@ static bool on_boundary(const struct slab *s, size_t off)
 	return index * s->size == off;
 }
 
-bool slab_free(void *p)
+static enum slab_ptr check(const void *p, struct slab **out)
 {
 	struct slab *s = slab_of(p);
-	struct heap *h;
 	size_t off;
 
 	if (!s)
-		return false;
-	off = (size_t)((char *)p - (char *)s);
-	if (off < SLAB_HEADER || !on_boundary(s, off - SLAB_HEADER) || (char *)p >= s->bump)
-		return false;
-	if (((uintptr_t *)p)[1] == sl.key && already_free(s, p))
-		return false;
+		return SLAB_NONE;
+	off = (size_t)((const char *)p - (const char *)s);
+	if (off < SLAB_HEADER || !on_boundary(s, off - SLAB_HEADER) || (const char *)p >= s->bump)
+		return SLAB_BAD;
+	if (((const uintptr_t *)p)[1] == sl.key && already_free(s, p))
+		return SLAB_BAD;
+	*out = s;
+	return SLAB_LIVE;
+}
+
+enum slab_ptr slab_check(const void *p, size_t *usable)
+{
+	struct slab *s;
+	enum slab_ptr what = check(p, &s);
+
+	if (what == SLAB_LIVE)
+		*usable = s->size;
+	return what;
+}
+
+enum slab_ptr slab_free(void *p)
+{
+	struct slab *s;
+	struct heap *h;
+	enum slab_ptr what = check(p, &s);
+
+	if (what != SLAB_LIVE)
+		return what;
 	((uintptr_t *)p)[1] = sl.key;
 	h = tls_heap;
 	if (h && atomic_load_explicit(&s->owner, memory_order_relaxed) == h) {
@@ -465,7 +477,7 @@ bool slab_free(void *p)
 		else
 			__atomic_fetch_add(&sl.frees, 1, __ATOMIC_RELAXED);
 	}
-	return true;
+	return SLAB_LIVE;
 }
 
 /* ------------------------------------------------------ stats, fork */

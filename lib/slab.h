@@ -40,10 +40,17 @@ static inline bool slab_serves(size_t size, size_t align)
 }
 /* An object of at least size bytes aligned to align, for a request slab_serves; NULL when out of memory. */
 void *slab_alloc(size_t size, size_t align);
-/* Whether p lies in a slab; *usable then gets its object size. */
-bool slab_owns(const void *p, size_t *usable);
-/* Free an object slab_owns said is ours; false if p is not the start of an allocated object. */
-bool slab_free(void *p);
+/* What a pointer is to the slabs. */
+enum slab_ptr {
+	SLAB_NONE, /* in no slab: an area's, or nobody's */
+	SLAB_BAD,  /* in a slab, but not the start of an allocated object (interior, never handed out, or freed) */
+	SLAB_LIVE, /* an allocated object */
+};
+
+/* Classify p; for SLAB_LIVE, *usable gets its object size. */
+enum slab_ptr slab_check(const void *p, size_t *usable);
+/* Free p if it is SLAB_LIVE; returns what p was. */
+enum slab_ptr slab_free(void *p);
 
 void slab_stats(struct uvm_stats *st);
 void slab_fork_prepare(void);

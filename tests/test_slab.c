@@ -30,13 +30,13 @@ Test(slab, classes_fit_sizes)
 		cr_assert_eq((uintptr_t)p % 16, 0, "malloc(%zu) = %p", size, p);
 		cr_assert_geq(got, size);
 		cr_assert_leq(got, size <= 128 ? size + 15 : size + size / 4, "malloc(%zu) got a %zu-byte class", size, got);
-		cr_assert(slab_owns(p, &got));
+		cr_assert_eq(slab_check(p, &got), SLAB_LIVE);
 		memset(p, 0xab, size);
 		uvm_free(p);
 	}
 	void *big = uvm_malloc(slab_max() + 1);
 	size_t n;
-	cr_assert_not(slab_owns(big, &n), "above UVM_SLAB_MAX is an area");
+	cr_assert_eq(slab_check(big, &n), SLAB_NONE, "above UVM_SLAB_MAX is an area");
 	cr_assert_eq((uintptr_t)big % 4096, 0);
 	uvm_free(big);
 }
@@ -162,8 +162,30 @@ static void foreign_free(void *arg)
 	uvm_free(not_ours + 16);
 }
 
+static void realloc_after_free(void *arg)
+{
+	void *volatile p = uvm_malloc(32);
+
+	(void)arg;
+	uvm_free(p);
+	if (uvm_realloc(p, 40))
+		return;
+}
+
+static void usable_size_after_free(void *arg)
+{
+	void *volatile p = uvm_malloc(32);
+
+	(void)arg;
+	uvm_free(p);
+	if (uvm_malloc_usable_size(p))
+		return;
+}
+
 Test(slab, bad_frees_abort_naming_the_pointer)
 {
+	expect_death(realloc_after_free, NULL, SIGABRT, "uvmalloc: realloc(): invalid pointer 0x");
+	expect_death(usable_size_after_free, NULL, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
 	expect_death(double_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(interior_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(foreign_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
