@@ -60,7 +60,7 @@ static void *fail(int err)
 }
 
 /* malloc(size) aligned to align (a power of two): slabs, or an area. */
-static void *alloc(size_t size, size_t align, int zero, const void *caller)
+static uvm_noinline void *alloc_slow(size_t size, size_t align, int zero, const void *caller)
 {
 	void *p;
 
@@ -83,6 +83,18 @@ static void *alloc(size_t size, size_t align, int zero, const void *caller)
 		return p;
 	}
 	return uvm__alloc(size, align < UVM_PAGE_SIZE ? UVM_PAGE_SIZE : align, zero, -1, false, caller);
+}
+
+/* The fast path: a set-up allocator, a small size, the default alignment, no zeroing. */
+static inline void *alloc(size_t size, size_t align, int zero, const void *caller)
+{
+	void *p;
+
+	if (likely(size - 1 < uvm__slab_max && align <= 16 && !zero &&
+		   atomic_load_explicit(&uvm_ready, memory_order_acquire)) &&
+	    (p = slab_alloc(size, 16)))
+		return p;
+	return alloc_slow(size, align, zero, caller);
 }
 
 void *uvm_malloc(size_t size) { return alloc(size, 16, 0, CALLER()); }
@@ -120,26 +132,28 @@ static size_t usable(const char *fn, void *p)
 	return area_usable(va);
 }
 
-static void free_named(const char *fn, void *p)
+static uvm_noinline void free_slow(const char *fn, void *p, enum slab_ptr what)
 {
 	struct vmap_area *va;
 
-	if (!p || early_owns(p))
-		return;
-	if (uvm_init())
-		return;
-	switch (slab_free(p)) {
-	case SLAB_LIVE:
-		return;
-	case SLAB_BAD:
+	if (what == SLAB_BAD)
 		uvm__invalid_pointer(fn, p);
-	case SLAB_NONE:
-		break;
-	}
 	va = area_take((uintptr_t)p);
 	if (unlikely(!va || (va->flags & VA_SLAB)))
 		uvm__invalid_pointer(fn, p);
 	area_free(va);
+}
+
+static void free_named(const char *fn, void *p)
+{
+	enum slab_ptr what;
+
+	if (!p || early_owns(p) || uvm_init())
+		return;
+	what = slab_free(p);
+	if (likely(what == SLAB_LIVE))
+		return;
+	free_slow(fn, p, what);
 }
 
 void uvm_free(void *p) { free_named("free", p); }

@@ -355,7 +355,7 @@ static uvm_noinline void *alloc_slow(struct heap *h, unsigned c)
 void *slab_alloc(size_t size, size_t align)
 {
 	struct heap *h = heap();
-	unsigned c = class_for(size, align);
+	unsigned c = likely(align <= 16) ? class_of(size) : class_for(size, align);
 	struct slab *s;
 	void *p;
 
