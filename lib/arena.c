@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 
+#include "descriptor.h"
 #include "lock.h"
 #include "meta.h"
 #include "numa_node.h"
@@ -35,7 +36,11 @@ struct free_space {
 	uvm_lock_t lock; /* the kernel's free_vmap_area_lock: tree, list and counters */
 	struct va_tree tree;
 	size_t bytes, count;
+	_Atomic uint64_t seq; /* odd while the tree changes: for readers outside the process (descriptor.h) */
 } uvm_cacheline_aligned;
+
+static void seq_begin(struct free_space *fs) { atomic_fetch_add_explicit(&fs->seq, 1, memory_order_release); }
+static void seq_end(struct free_space *fs) { atomic_fetch_add_explicit(&fs->seq, 1, memory_order_release); }
 
 struct region uvm__regions[ARENA_MAX_REGIONS];
 _Atomic int uvm__nr_regions;
@@ -126,12 +131,14 @@ int arena_alloc(unsigned nid, struct vmap_area *va, size_t size, size_t align)
 	if (!spare)
 		return ENOMEM;
 	uvm_lock(&fs->lock);
+	seq_begin(fs);
 	err = va_alloc(&fs->tree, size, align, 0, UINTPTR_MAX, &spare, &absorbed, &addr);
 	if (!err) {
 		fs->bytes -= size;
 		fs->count += !spare;                 /* a middle split adds a range */
 		fs->count -= !list_empty(&absorbed); /* a whole fit removes one */
 	}
+	seq_end(fs);
 	uvm_unlock(&fs->lock);
 	if (spare)
 		meta_va_free(spare);
@@ -220,12 +227,14 @@ int arena_extend(struct vmap_area *va, size_t extra)
 	int err = ENOMEM;
 
 	uvm_lock(&fs->lock);
+	seq_begin(fs);
 	next = va_find_free_at(&fs->tree, va->va_end);
 	if (next && va_size(next) >= extra) {
 		err = va_clip(&fs->tree, next, va->va_end, extra, &spare, &absorbed);
 		fs->bytes -= extra;
 		fs->count -= !list_empty(&absorbed);
 	}
+	seq_end(fs);
 	uvm_unlock(&fs->lock);
 	meta_va_free_list(&absorbed);
 	if (err)
@@ -244,16 +253,20 @@ static void release_one(struct free_space *fs, struct vmap_area *va, struct list
 			struct list_head *refused)
 {
 	struct vmap_area *a;
+	int err;
 
-	if (va_merge_or_add(&fs->tree, va, absorbed)) {
-		list_add_tail(&va->list, refused);
-		return;
+	seq_begin(fs);
+	err = va_merge_or_add(&fs->tree, va, absorbed);
+	if (!err) {
+		fs->bytes += va_size(va);
+		fs->count++;
+		/* Each object absorbed is one range that merged into a neighbour. */
+		list_for_each_entry(a, absorbed, list)
+			fs->count--;
 	}
-	fs->bytes += va_size(va);
-	fs->count++;
-	/* Each object absorbed is one range that merged into a neighbour. */
-	list_for_each_entry(a, absorbed, list)
-		fs->count--;
+	seq_end(fs);
+	if (err)
+		list_add_tail(&va->list, refused);
 }
 
 void arena_release(struct list_head *vas)
@@ -356,4 +369,23 @@ void arena_fork_child(void)
 	for (unsigned i = 0; i < arena.nr_nodes; i++)
 		uvm_lock_init(&arena.node[i].lock);
 	uvm_lock_init(&arena.commit_lock);
+}
+
+void arena_describe(struct uvm_descriptor *d)
+{
+	d->regions = (uintptr_t)uvm__regions;
+	d->nr_regions = (uintptr_t)&uvm__nr_regions;
+	d->max_regions = ARENA_MAX_REGIONS;
+	d->region_size = sizeof(struct region);
+	d->region_base = offsetof(struct region, base);
+	d->region_end = offsetof(struct region, end);
+	d->region_committed = offsetof(struct region, committed);
+	d->region_nid = offsetof(struct region, nid);
+	d->spaces = (uintptr_t)arena.node;
+	d->nr_spaces = arena.nr_nodes;
+	d->space_size = sizeof(struct free_space);
+	d->space_list = offsetof(struct free_space, tree.list);
+	d->space_seq = offsetof(struct free_space, seq);
+	d->space_bytes = offsetof(struct free_space, bytes);
+	d->space_count = offsetof(struct free_space, count);
 }

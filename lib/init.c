@@ -19,6 +19,7 @@
 #include <sys/sysinfo.h>
 
 #include "arena.h"
+#include "descriptor.h"
 #include "huge.h"
 #include "lock.h"
 #include "meta.h"
@@ -110,8 +111,10 @@ static void init_once(void)
 	stats_init();
 	if (!init_err)
 		init_err = arena_grow(numa_local(), 0, UVM_PAGE_SIZE);
-	if (!init_err)
+	if (!init_err) {
+		descriptor_init();
 		atomic_store_explicit(&uvm_ready, true, memory_order_release);
+	}
 	uvm_unlock(&init_lock);
 	initializing = false;
 }

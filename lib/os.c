@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* mremap */
 #include "os.h"
 
+#include "descriptor.h"
 #include "numa_node.h"
 
 #include <errno.h>
@@ -183,4 +184,13 @@ uint64_t os_syscalls(void)
 	       atomic_load_explicit(&nr_mprotect, memory_order_relaxed) +
 	       atomic_load_explicit(&nr_madvise, memory_order_relaxed) +
 	       atomic_load_explicit(&nr_mremap, memory_order_relaxed) + atomic_load_explicit(&nr_other, memory_order_relaxed);
+}
+
+void os_describe(struct uvm_descriptor *d)
+{
+	d->os_mmap = (uintptr_t)&nr_mmap;
+	d->os_mprotect = (uintptr_t)&nr_mprotect;
+	d->os_madvise = (uintptr_t)&nr_madvise;
+	d->os_mremap = (uintptr_t)&nr_mremap;
+	d->os_other = (uintptr_t)&nr_other;
 }

@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "descriptor.h"
 #include "lock.h"
 #include "meta.h"
 #include "options.h"
@@ -483,4 +484,20 @@ void pcp_fork_child(void)
 		retire(p);
 	}
 	purge_free_lazily(&out);
+}
+
+void pcp_describe(struct uvm_descriptor *d)
+{
+	d->pcp_live = (uintptr_t)&reg.live;
+	d->pcp_link = offsetof(struct pcp, link);
+	d->pcp_pages = offsetof(struct pcp, pages);
+	d->pcp_count = offsetof(struct pcp, count);
+	d->pcp_hits = offsetof(struct pcp, hits);
+	d->pcp_misses = offsetof(struct pcp, misses);
+	d->pcp_allocs = offsetof(struct pcp, allocs);
+	d->pcp_frees = offsetof(struct pcp, frees);
+	d->pcp_exited_allocs = (uintptr_t)&reg.allocs;
+	d->pcp_exited_frees = (uintptr_t)&reg.frees;
+	d->pcp_exited_hits = (uintptr_t)&reg.hits;
+	d->pcp_exited_misses = (uintptr_t)&reg.misses;
 }

@@ -17,6 +17,7 @@
 #include "purge.h"
 
 #include "arena.h"
+#include "descriptor.h"
 #include "huge.h"
 #include "lock.h"
 #include "options.h"
@@ -196,3 +197,9 @@ void purge_stats(struct uvm_stats *st)
 void purge_fork_prepare(void) { uvm_lock(&purge.lock); }
 void purge_fork_parent(void) { uvm_unlock(&purge.lock); }
 void purge_fork_child(void) { uvm_lock_init(&purge.lock); }
+
+void purge_describe(struct uvm_descriptor *d)
+{
+	d->purges = (uintptr_t)&purge.purges;
+	d->purged_bytes = (uintptr_t)&purge.purged_bytes;
+}

@@ -21,6 +21,7 @@
 
 #include "area.h"
 #include "arena.h"
+#include "descriptor.h"
 #include "lock.h"
 #include "options.h"
 #include "os.h"
@@ -506,3 +507,5 @@ void slab_fork_parent(void) { uvm_unlock(&sl.lock); }
  * the child's frees into them go to the remote lists and are never reused.
  */
 void slab_fork_child(void) { uvm_lock_init(&sl.lock); }
+
+void slab_describe(struct uvm_descriptor *d) { d->slabs = (uintptr_t)&sl.slabs; }

@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 
 #include "arena.h"
+#include "descriptor.h"
 #include "lock.h"
 #include "meta.h"
 #include "os.h"
@@ -24,6 +25,7 @@ struct va_set {
 	uvm_lock_t lock;
 	struct rb_root root;
 	size_t nr, bytes;
+	_Atomic uint64_t seq; /* odd while the tree changes: for readers outside the process (descriptor.h) */
 };
 
 struct vmap_pool {
@@ -88,6 +90,10 @@ static unsigned addr_to_id(uintptr_t addr) { return (unsigned)((addr / VN_ZONE_S
 
 /* ------------------------------------------------------ address-keyed sets */
 
+/* A reader in another process retries a walk whose sequence moved (the kernel's seqcount_t). */
+static void seq_begin(struct va_set *s) { atomic_fetch_add_explicit(&s->seq, 1, memory_order_release); }
+static void seq_end(struct va_set *s) { atomic_fetch_add_explicit(&s->seq, 1, memory_order_release); }
+
 static void set_insert(struct va_set *s, struct vmap_area *va)
 {
 	struct rb_node **link = &s->root.node, *parent = NULL;
@@ -96,17 +102,21 @@ static void set_insert(struct va_set *s, struct vmap_area *va)
 		parent = *link;
 		link = va->va_start < va_of(parent)->va_start ? &parent->left : &parent->right;
 	}
+	seq_begin(s);
 	rb_link_node(&va->rb, parent, link);
 	rb_insert(&va->rb, &s->root, NULL);
 	s->nr++;
 	s->bytes += va_size(va);
+	seq_end(s);
 }
 
 static void set_erase(struct va_set *s, struct vmap_area *va)
 {
+	seq_begin(s);
 	rb_erase(&va->rb, &s->root, NULL);
 	s->nr--;
 	s->bytes -= va_size(va);
+	seq_end(s);
 }
 
 /* The area of s that contains addr (exact: only one starting at addr). */
@@ -205,8 +215,10 @@ void vn_busy_resize(struct vmap_area *va, uintptr_t new_end)
 	struct vmap_node *vn = &nodes[addr_to_id(va->va_start)];
 
 	uvm_lock(&vn->busy.lock);
+	seq_begin(&vn->busy);
 	vn->busy.bytes = vn->busy.bytes - va_size(va) + (new_end - va->va_start);
 	va->va_end = new_end;
+	seq_end(&vn->busy);
 	uvm_unlock(&vn->busy.lock);
 }
 
@@ -258,10 +270,12 @@ size_t vn_lazy_detach(unsigned id, struct list_head *out)
 	size_t bytes;
 
 	uvm_lock(&s->lock);
+	seq_begin(s);
 	root = s->root.node;
 	bytes = s->bytes;
 	s->root.node = NULL;
 	s->nr = s->bytes = 0;
+	seq_end(s);
 	uvm_unlock(&s->lock);
 	tree_to_list(root, out);
 	return bytes >> UVM_PAGE_SHIFT;
@@ -406,4 +420,23 @@ void vn_fork_child(void)
 		uvm_lock_init(&nodes[i].busy.lock);
 		uvm_lock_init(&nodes[i].pools.lock);
 	}
+}
+
+/* ------------------------------------------------------------ descriptor */
+
+void vn_describe(struct uvm_descriptor *d)
+{
+	d->nodes = (uintptr_t)nodes;
+	d->nr_nodes = nr_nodes;
+	d->node_size = sizeof(struct vmap_node);
+	d->busy_root = offsetof(struct vmap_node, busy.root);
+	d->busy_seq = offsetof(struct vmap_node, busy.seq);
+	d->busy_nr = offsetof(struct vmap_node, busy.nr);
+	d->busy_bytes = offsetof(struct vmap_node, busy.bytes);
+	d->lazy_root = offsetof(struct vmap_node, lazy.root);
+	d->lazy_seq = offsetof(struct vmap_node, lazy.seq);
+	d->lazy_nr = offsetof(struct vmap_node, lazy.nr);
+	d->lazy_bytes = offsetof(struct vmap_node, lazy.bytes);
+	d->pool_nr = offsetof(struct vmap_node, pools.nr);
+	d->pool_bytes = offsetof(struct vmap_node, pools.bytes);
 }

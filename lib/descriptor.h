@@ -1,0 +1,64 @@
+/*
+ * descriptor.h - what a reader outside the process (tools/vminfo) needs to
+ * find and walk the allocator's state in another process's memory.
+ *
+ * The library exports one data symbol, uvm_descriptor, found through the
+ * target's /proc/PID/maps and the ELF symbol table of the module that holds
+ * it.  It holds the layout of the structures a reader walks (offsets and
+ * sizes, so a reader never compiles in our struct layouts) and the
+ * addresses of their roots.  Every field is a uint64_t in the target's
+ * byte order; `version` changes whenever a field changes meaning, and a
+ * reader refuses versions it does not know.  The target does nothing for a
+ * reader: no thread, no signal.  Trees carry sequence counters, odd while a
+ * writer changes them, so a reader retries a walk that raced a change.
+ */
+#ifndef UVM_DESCRIPTOR_H
+#define UVM_DESCRIPTOR_H
+
+#include <stdint.h>
+
+#define UVM_DESCRIPTOR_MAGIC "uvmdesc"
+#define UVM_DESCRIPTOR_VERSION 1
+
+struct uvm_descriptor {
+	char magic[8];          /* UVM_DESCRIPTOR_MAGIC, NUL-terminated */
+	uint64_t version, size; /* UVM_DESCRIPTOR_VERSION, sizeof(struct uvm_descriptor) */
+	uint64_t ready;         /* 1 once the fields below are filled (set-up done) */
+	uint64_t page_size;
+
+	/* struct vmap_area: its size and the offsets of what a reader uses */
+	uint64_t va_size, va_start, va_end, va_rb, va_left, va_right, va_caller, va_flags, va_live, va_list;
+	uint64_t va_flag_huge, va_flag_hugetlb, va_flag_slab, va_nid_shift;
+
+	/* regions: an array of max_regions, the first *nr_regions (an int) in use */
+	uint64_t regions, nr_regions, max_regions, region_size, region_base, region_end, region_committed, region_nid;
+
+	/* vmap nodes: an array of nr_nodes, each with a busy and a lazy tree (rb_root) and pool totals */
+	uint64_t nodes, nr_nodes, node_size;
+	uint64_t busy_root, busy_seq, busy_nr, busy_bytes;
+	uint64_t lazy_root, lazy_seq, lazy_nr, lazy_bytes;
+	uint64_t pool_nr, pool_bytes;
+
+	/* free space, one per NUMA node: an address-ordered list of free areas (list_head) and counters */
+	uint64_t spaces, nr_spaces, space_size, space_list, space_seq, space_bytes, space_count;
+
+	/* thread caches: a list_head of live caches, their fields, and the counters folded in by exited threads */
+	uint64_t pcp_live, pcp_link, pcp_pages, pcp_count, pcp_hits, pcp_misses, pcp_allocs, pcp_frees;
+	uint64_t pcp_exited_allocs, pcp_exited_frees, pcp_exited_hits, pcp_exited_misses;
+
+	/* counters (addresses of uint64_t) */
+	uint64_t os_mmap, os_mprotect, os_madvise, os_mremap, os_other;
+	uint64_t purges, purged_bytes, slabs;
+};
+
+/* Fill the descriptor once set-up is done; each layer describes its own part. */
+void descriptor_init(void);
+
+void vn_describe(struct uvm_descriptor *d);
+void arena_describe(struct uvm_descriptor *d);
+void pcp_describe(struct uvm_descriptor *d);
+void os_describe(struct uvm_descriptor *d);
+void purge_describe(struct uvm_descriptor *d);
+void slab_describe(struct uvm_descriptor *d);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * snapshot.h - one consistent view of a target's allocator: every area of
+ * the busy trees (live or resting in a thread cache), the lazily freed ones,
+ * the free ranges, the regions and the counters.  Each tree is read whole
+ * between two equal, even values of its sequence counter; a walk that raced
+ * a change is retried.
+ */
+#ifndef VMINFO_SNAPSHOT_H
+#define VMINFO_SNAPSHOT_H
+
+#include "target.h"
+
+struct area {
+	uint64_t start, end, caller;
+	uint32_t flags;
+	unsigned node; /* NUMA node */
+	int live;      /* 0: resting in a thread cache */
+};
+
+struct region_info {
+	uint64_t base, end, committed;
+	unsigned nid;
+};
+
+struct snapshot {
+	struct area *busy, *lazy, *free;
+	size_t nbusy, nlazy, nfree, cap_busy, cap_lazy, cap_free;
+	struct region_info regions[64];
+	unsigned nregions;
+	uint64_t pooled_bytes, pooled_count;
+	uint64_t allocs, frees, cache_hits, cache_misses;
+	uint64_t mmap_calls, mprotect_calls, madvise_calls, mremap_calls, other_calls;
+	uint64_t purges, purged_bytes, slabs;
+	uint64_t rss_kb, anon_huge_kb; /* of the regions, from /proc/PID/smaps */
+};
+
+enum target_err snapshot_take(const struct target *t, struct snapshot *s);
+void snapshot_free(struct snapshot *s);
+
+#endif

@@ -1,0 +1,107 @@
+/*
+ * svg.c - one horizontal bar per region, covering the region up to its
+ * committed end (the part ever used; the rest is untouched reservation).
+ * Pooled areas are in no tree and on no list a reader walks, so the bar is
+ * painted pooled first and everything a reader does see is drawn over it:
+ * free ranges, busy, thread-cached and lazy areas.  An area narrower than a
+ * pixel still gets one, so nothing live is invisible.
+ */
+#include "svg.h"
+
+#include <stdio.h>
+
+#define WIDTH 1200.0
+#define LEFT 20.0
+#define BAR 36.0
+#define ROW 90.0
+#define TOP 70.0
+
+static const struct {
+	const char *name, *colour;
+} kinds[] = {
+	{ "busy", "#2f6fd6" }, { "thread-cached", "#23b39b" }, { "lazy (unpurged)", "#f08c1c" },
+	{ "pooled", "#9b59b6" }, { "free", "#e4e4e4" },
+};
+enum { BUSY, CACHED, LAZY, POOLED, FREE };
+
+struct bar {
+	double y;
+	uint64_t base, end;
+};
+
+static void rect(FILE *f, const struct bar *b, uint64_t start, uint64_t end, int kind)
+{
+	double span = (double)(b->end - b->base), x, w;
+
+	if (end <= b->base || start >= b->end)
+		return;
+	if (start < b->base)
+		start = b->base;
+	if (end > b->end)
+		end = b->end;
+	x = LEFT + (double)(start - b->base) / span * WIDTH;
+	w = (double)(end - start) / span * WIDTH;
+	fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"/>\n", x, b->y, w < 1 ? 1 : w,
+		BAR, kinds[kind].colour);
+}
+
+static void scale(FILE *f, const struct bar *b)
+{
+	for (int i = 0; i <= 4; i++) {
+		double x = LEFT + WIDTH * i / 4;
+		double mib = (double)(b->end - b->base) * i / 4 / (1 << 20);
+
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", x, b->y + BAR,
+			x, b->y + BAR + 6);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">%.1f MiB</text>\n", x,
+			b->y + BAR + 18, mib);
+	}
+}
+
+static void legend(FILE *f, double y)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		double x = LEFT + (double)i * 180;
+
+		fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#555\"/>\n", x, y,
+			kinds[i].colour);
+		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"13\">%s</text>\n", x + 20, y + 12, kinds[i].name);
+	}
+}
+
+int svg_write(const char *path, const struct target *t, const struct snapshot *s)
+{
+	FILE *f = fopen(path, "w");
+	double height = TOP + ROW * (s->nregions ? s->nregions : 1) + 20;
+
+	if (!f)
+		return -1;
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\">\n",
+		WIDTH + 2 * LEFT, height);
+	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+	fprintf(f, "<text x=\"%.0f\" y=\"22\" font-size=\"16\">uvmalloc address space of process %d</text>\n", LEFT,
+		(int)t->pid);
+	legend(f, 34);
+	for (unsigned r = 0; r < s->nregions; r++) {
+		struct bar b = { TOP + ROW * r + 16, s->regions[r].base, s->regions[r].committed };
+
+		if (b.end <= b.base)
+			b.end = b.base + t->d.page_size;
+		fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"12\">region %u, NUMA node %u: 0x%llx, %.1f MiB committed "
+			"of %.1f MiB reserved</text>\n", LEFT, b.y - 5, r, s->regions[r].nid, (unsigned long long)b.base,
+			(double)(s->regions[r].committed - b.base) / (1 << 20),
+			(double)(s->regions[r].end - b.base) / (1 << 20));
+		rect(f, &b, b.base, b.end, POOLED);
+		for (size_t i = 0; i < s->nfree; i++)
+			rect(f, &b, s->free[i].start, s->free[i].end, FREE);
+		for (size_t i = 0; i < s->nbusy; i++)
+			rect(f, &b, s->busy[i].start, s->busy[i].end, s->busy[i].live ? BUSY : CACHED);
+		for (size_t i = 0; i < s->nlazy; i++)
+			rect(f, &b, s->lazy[i].start, s->lazy[i].end, LAZY);
+		fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#333\"/>\n", LEFT,
+			b.y, WIDTH, BAR);
+		scale(f, &b);
+	}
+	fprintf(f, "</svg>\n");
+	return fclose(f) ? -1 : 0;
+}

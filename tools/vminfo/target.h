@@ -1,0 +1,44 @@
+/*
+ * target.h - another process, seen from outside: its memory through
+ * process_vm_readv, its modules and symbols through elfutils' libdwfl, and
+ * the uvmalloc descriptor found among them.
+ */
+#ifndef VMINFO_TARGET_H
+#define VMINFO_TARGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "descriptor.h"
+
+struct target {
+	pid_t pid;
+	struct Dwfl *dwfl;
+	uint64_t desc_addr;
+	struct uvm_descriptor d;
+};
+
+/* Errors, each with its own message and exit status. */
+enum target_err {
+	T_OK,
+	T_NO_PROCESS,  /* no such process, or it exited while we read */
+	T_PERMISSION,  /* reading needs the rights of ptrace */
+	T_NOT_UVM,     /* no uvm_descriptor in any module */
+	T_NOT_READY,   /* the library is loaded but not set up yet */
+	T_VERSION,     /* a descriptor version this vminfo does not know */
+	T_TORN,        /* the state kept changing under every retry */
+};
+
+const char *target_strerror(enum target_err e, pid_t pid);
+/* Find the process, its modules and its descriptor. */
+enum target_err target_open(struct target *t, pid_t pid);
+void target_close(struct target *t);
+/* Copy len bytes at addr in the target; T_NO_PROCESS, T_PERMISSION, or T_TORN for an address that is gone. */
+enum target_err target_read(const struct target *t, uint64_t addr, void *buf, size_t len);
+/* A uint64_t (or the low bytes of a smaller field) at addr. */
+enum target_err target_u64(const struct target *t, uint64_t addr, uint64_t *out);
+/* "function+0xoff/0xlen [module]" for a code address, or "0x..." when no symbol covers it. */
+void target_symbol(const struct target *t, uint64_t addr, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,402 @@
+/*
+ * vminfo - the live state of a process that runs on uvmalloc, read from
+ * outside: its areas in the /proc/vmallocinfo format, the unpurged ones, and
+ * a summary.  The target does nothing for us: we find its descriptor
+ * through its modules' symbol tables and read its memory with
+ * process_vm_readv (target.c, snapshot.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "snapshot.h"
+#include "svg.h"
+
+enum sort_key { BY_ADDR, BY_SIZE, BY_CALLER };
+
+struct opts {
+	pid_t pid;
+	int summary_only, json, top;
+	enum sort_key sort;
+	double watch;
+	const char *svg;
+};
+
+/* Symbolized callers, computed once per area. */
+struct line {
+	const struct area *a;
+	char caller[256];
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: vminfo [options] PID\n"
+		"  --summary          only the summary\n"
+		"  --json             JSON instead of text (schema: uvmalloc.vminfo/1, see README)\n"
+		"  --sort KEY         order of the area lines: addr (default), size, caller\n"
+		"  --top N            the N callers holding the most bytes\n"
+		"  --watch SECONDS    print again every SECONDS until interrupted\n"
+		"  --svg FILE         also draw each region's address space into FILE\n"
+		"  -h, --help         this text\n");
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "summary", no_argument, NULL, 's' }, { "json", no_argument, NULL, 'j' },
+		{ "sort", required_argument, NULL, 'o' }, { "top", required_argument, NULL, 't' },
+		{ "watch", required_argument, NULL, 'w' }, { "svg", required_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	int c;
+	char *end;
+
+	memset(o, 0, sizeof(*o));
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': o->summary_only = 1; break;
+		case 'j': o->json = 1; break;
+		case 'o':
+			if (!strcmp(optarg, "addr")) o->sort = BY_ADDR;
+			else if (!strcmp(optarg, "size")) o->sort = BY_SIZE;
+			else if (!strcmp(optarg, "caller")) o->sort = BY_CALLER;
+			else { fprintf(stderr, "vminfo: --sort takes addr, size or caller, not %s\n", optarg); return 2; }
+			break;
+		case 't':
+			o->top = (int)strtol(optarg, &end, 10);
+			if (*end || o->top <= 0) { fprintf(stderr, "vminfo: --top takes a positive number\n"); return 2; }
+			break;
+		case 'w':
+			o->watch = strtod(optarg, &end);
+			if (*end || o->watch <= 0) { fprintf(stderr, "vminfo: --watch takes a positive number of seconds\n"); return 2; }
+			break;
+		case 'g': o->svg = optarg; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	o->pid = (pid_t)strtol(argv[optind], &end, 10);
+	if (*end || o->pid <= 0) {
+		fprintf(stderr, "vminfo: not a process id: %s\n", argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ summary */
+
+struct summary {
+	uint64_t reserved, busy, busy_n, cached, cached_n, lazy, lazy_n, free, free_n, largest;
+	double frag;
+};
+
+static struct summary summarize(const struct snapshot *s)
+{
+	struct summary m = { 0 };
+
+	for (unsigned i = 0; i < s->nregions; i++)
+		m.reserved += s->regions[i].end - s->regions[i].base;
+	for (size_t i = 0; i < s->nbusy; i++) {
+		uint64_t size = s->busy[i].end - s->busy[i].start;
+
+		if (s->busy[i].live) {
+			m.busy += size;
+			m.busy_n++;
+		} else {
+			m.cached += size;
+			m.cached_n++;
+		}
+	}
+	for (size_t i = 0; i < s->nlazy; i++)
+		m.lazy += s->lazy[i].end - s->lazy[i].start;
+	m.lazy_n = s->nlazy;
+	for (size_t i = 0; i < s->nfree; i++) {
+		uint64_t size = s->free[i].end - s->free[i].start;
+
+		m.free += size;
+		if (size > m.largest)
+			m.largest = size;
+	}
+	m.free_n = s->nfree;
+	m.frag = m.free ? 1.0 - (double)m.largest / (double)m.free : 0.0;
+	return m;
+}
+
+static const char *flag_word(uint32_t flags, const struct uvm_descriptor *d)
+{
+	if (flags & d->va_flag_slab)
+		return " slab";
+	if (flags & d->va_flag_hugetlb)
+		return " hugetlb";
+	if (flags & d->va_flag_huge)
+		return " huge";
+	return "";
+}
+
+/* ---------------------------------------------------------------- lines */
+
+static int by_addr(const void *x, const void *y)
+{
+	const struct line *a = x, *b = y;
+
+	return a->a->start < b->a->start ? -1 : a->a->start > b->a->start;
+}
+
+static int by_size(const void *x, const void *y)
+{
+	const struct line *a = x, *b = y;
+	uint64_t sa = a->a->end - a->a->start, sb = b->a->end - b->a->start;
+
+	return sa > sb ? -1 : sa < sb ? 1 : by_addr(x, y);
+}
+
+static int by_caller(const void *x, const void *y)
+{
+	const struct line *a = x, *b = y;
+	int c = strcmp(a->caller, b->caller);
+
+	return c ? c : by_addr(x, y);
+}
+
+static struct line *live_lines(const struct target *t, const struct snapshot *s, enum sort_key key, size_t *n)
+{
+	struct line *l = calloc(s->nbusy ? s->nbusy : 1, sizeof(*l));
+
+	*n = 0;
+	if (!l)
+		return NULL;
+	for (size_t i = 0; i < s->nbusy; i++) {
+		if (!s->busy[i].live)
+			continue;
+		l[*n].a = &s->busy[i];
+		if (s->busy[i].caller)
+			target_symbol(t, s->busy[i].caller, l[*n].caller, sizeof(l[*n].caller));
+		(*n)++;
+	}
+	qsort(l, *n, sizeof(*l), key == BY_SIZE ? by_size : key == BY_CALLER ? by_caller : by_addr);
+	return l;
+}
+
+struct caller_total {
+	const char *caller;
+	uint64_t bytes, count;
+};
+
+static int by_bytes(const void *x, const void *y)
+{
+	const struct caller_total *a = x, *b = y;
+
+	return a->bytes > b->bytes ? -1 : a->bytes < b->bytes;
+}
+
+/* Callers by bytes held: lines sorted by caller, folded. */
+static size_t top_callers(struct line *l, size_t n, struct caller_total *out)
+{
+	size_t k = 0;
+
+	qsort(l, n, sizeof(*l), by_caller);
+	for (size_t i = 0; i < n; i++) {
+		if (!k || strcmp(out[k - 1].caller, l[i].caller))
+			out[k++] = (struct caller_total){ l[i].caller, 0, 0 };
+		out[k - 1].bytes += l[i].a->end - l[i].a->start;
+		out[k - 1].count++;
+	}
+	qsort(out, k, sizeof(*out), by_bytes);
+	return k;
+}
+
+/* ----------------------------------------------------------------- text */
+
+static void print_area(const struct uvm_descriptor *d, const struct line *l)
+{
+	const struct area *a = l->a;
+	uint64_t pages = (a->end - a->start) / d->page_size - 1;
+
+	printf("0x%016llx-0x%016llx %7llu%s%s pages=%llu vmalloc%s N%u=%llu\n", (unsigned long long)a->start,
+	       (unsigned long long)a->end, (unsigned long long)(a->end - a->start), l->caller[0] ? " " : "", l->caller,
+	       (unsigned long long)pages, flag_word(a->flags, d), a->node, (unsigned long long)pages);
+}
+
+static void print_summary(const struct snapshot *s, const struct summary *m)
+{
+	printf("summary:\n"
+	       "  reserved      %14llu bytes in %u regions\n"
+	       "  busy          %14llu bytes in %llu areas (%llu slabs)\n"
+	       "  thread-cached %14llu bytes in %llu areas\n"
+	       "  lazy          %14llu bytes in %llu areas (unpurged)\n"
+	       "  pooled        %14llu bytes in %llu areas\n"
+	       "  free          %14llu bytes in %llu ranges, largest %llu\n"
+	       "  fragmentation %14.4f (1 - largest free / total free)\n"
+	       "  rss           %14llu kB in the regions, AnonHugePages %llu kB\n"
+	       "  allocs %llu, frees %llu, cache hits %llu, misses %llu\n"
+	       "  purges %llu (%llu bytes given back); syscalls: mmap %llu, mprotect %llu, madvise %llu, mremap %llu, other %llu\n",
+	       (unsigned long long)m->reserved, s->nregions, (unsigned long long)m->busy, (unsigned long long)m->busy_n,
+	       (unsigned long long)s->slabs, (unsigned long long)m->cached, (unsigned long long)m->cached_n,
+	       (unsigned long long)m->lazy, (unsigned long long)m->lazy_n, (unsigned long long)s->pooled_bytes,
+	       (unsigned long long)s->pooled_count, (unsigned long long)m->free, (unsigned long long)m->free_n,
+	       (unsigned long long)m->largest, m->frag, (unsigned long long)s->rss_kb, (unsigned long long)s->anon_huge_kb,
+	       (unsigned long long)s->allocs, (unsigned long long)s->frees, (unsigned long long)s->cache_hits,
+	       (unsigned long long)s->cache_misses, (unsigned long long)s->purges, (unsigned long long)s->purged_bytes,
+	       (unsigned long long)s->mmap_calls, (unsigned long long)s->mprotect_calls, (unsigned long long)s->madvise_calls,
+	       (unsigned long long)s->mremap_calls, (unsigned long long)s->other_calls);
+}
+
+static void print_text(const struct target *t, const struct snapshot *s, struct line *l, size_t n, const struct opts *o)
+{
+	struct summary m = summarize(s);
+
+	if (!o->summary_only) {
+		for (size_t i = 0; i < n; i++)
+			print_area(&t->d, &l[i]);
+		for (size_t i = 0; i < s->nlazy; i++)
+			printf("0x%016llx-0x%016llx %7llu unpurged vm_area\n", (unsigned long long)s->lazy[i].start,
+			       (unsigned long long)s->lazy[i].end, (unsigned long long)(s->lazy[i].end - s->lazy[i].start));
+	}
+	print_summary(s, &m);
+	if (o->top) {
+		struct caller_total *tot = calloc(n ? n : 1, sizeof(*tot));
+		size_t k = tot ? top_callers(l, n, tot) : 0;
+
+		printf("top callers by bytes:\n");
+		for (size_t i = 0; i < k && i < (size_t)o->top; i++)
+			printf("  %14llu bytes %6llu areas  %s\n", (unsigned long long)tot[i].bytes,
+			       (unsigned long long)tot[i].count, tot[i].caller[0] ? tot[i].caller : "(slabs and internal)");
+		free(tot);
+	}
+}
+
+/* ----------------------------------------------------------------- json */
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void print_json(const struct target *t, const struct snapshot *s, struct line *l, size_t n, const struct opts *o)
+{
+	struct summary m = summarize(s);
+
+	printf("{\"schema\":\"uvmalloc.vminfo/1\",\"pid\":%d,\"time\":%lld,\"areas\":[", (int)t->pid, (long long)time(NULL));
+	for (size_t i = 0; i < n && !o->summary_only; i++) {
+		const struct area *a = l[i].a;
+		const char *f = flag_word(a->flags, &t->d);
+
+		printf("%s{\"start\":%llu,\"end\":%llu,\"size\":%llu,\"pages\":%llu,\"node\":%u,\"kind\":\"%s\",\"caller\":", i ? "," : "",
+		       (unsigned long long)a->start, (unsigned long long)a->end, (unsigned long long)(a->end - a->start),
+		       (unsigned long long)((a->end - a->start) / t->d.page_size - 1), a->node, *f ? f + 1 : "vmalloc");
+		json_string(l[i].caller);
+		printf(",\"caller_address\":%llu}", (unsigned long long)a->caller);
+	}
+	printf("],\"unpurged\":[");
+	for (size_t i = 0; i < s->nlazy && !o->summary_only; i++)
+		printf("%s{\"start\":%llu,\"end\":%llu,\"size\":%llu}", i ? "," : "", (unsigned long long)s->lazy[i].start,
+		       (unsigned long long)s->lazy[i].end, (unsigned long long)(s->lazy[i].end - s->lazy[i].start));
+	printf("],\"summary\":{\"regions\":%u,\"reserved_bytes\":%llu,\"busy_bytes\":%llu,\"busy_count\":%llu,"
+	       "\"cached_bytes\":%llu,\"cached_count\":%llu,\"lazy_bytes\":%llu,\"lazy_count\":%llu,"
+	       "\"pooled_bytes\":%llu,\"pooled_count\":%llu,\"free_bytes\":%llu,\"free_count\":%llu,"
+	       "\"largest_free\":%llu,\"fragmentation\":%.6f,\"rss_kb\":%llu,\"anon_huge_kb\":%llu,\"slabs\":%llu,"
+	       "\"allocs\":%llu,\"frees\":%llu,\"cache_hits\":%llu,\"cache_misses\":%llu,\"purges\":%llu,"
+	       "\"purged_bytes\":%llu,\"mmap_calls\":%llu,\"mprotect_calls\":%llu,\"madvise_calls\":%llu,"
+	       "\"mremap_calls\":%llu}",
+	       s->nregions, (unsigned long long)m.reserved, (unsigned long long)m.busy, (unsigned long long)m.busy_n,
+	       (unsigned long long)m.cached, (unsigned long long)m.cached_n, (unsigned long long)m.lazy,
+	       (unsigned long long)m.lazy_n, (unsigned long long)s->pooled_bytes, (unsigned long long)s->pooled_count,
+	       (unsigned long long)m.free, (unsigned long long)m.free_n, (unsigned long long)m.largest, m.frag,
+	       (unsigned long long)s->rss_kb, (unsigned long long)s->anon_huge_kb, (unsigned long long)s->slabs,
+	       (unsigned long long)s->allocs, (unsigned long long)s->frees, (unsigned long long)s->cache_hits,
+	       (unsigned long long)s->cache_misses, (unsigned long long)s->purges, (unsigned long long)s->purged_bytes,
+	       (unsigned long long)s->mmap_calls, (unsigned long long)s->mprotect_calls,
+	       (unsigned long long)s->madvise_calls, (unsigned long long)s->mremap_calls);
+	if (o->top) {
+		struct caller_total *tot = calloc(n ? n : 1, sizeof(*tot));
+		size_t k = tot ? top_callers(l, n, tot) : 0;
+
+		printf(",\"top\":[");
+		for (size_t i = 0; i < k && i < (size_t)o->top; i++) {
+			printf("%s{\"caller\":", i ? "," : "");
+			json_string(tot[i].caller);
+			printf(",\"bytes\":%llu,\"count\":%llu}", (unsigned long long)tot[i].bytes, (unsigned long long)tot[i].count);
+		}
+		printf("]");
+		free(tot);
+	}
+	printf("}\n");
+}
+
+/* ----------------------------------------------------------------- main */
+
+static int report(const struct opts *o)
+{
+	struct target t;
+	struct snapshot s = { 0 };
+	enum target_err e = target_open(&t, o->pid);
+	struct line *l;
+	size_t n;
+
+	if (!e)
+		e = snapshot_take(&t, &s);
+	if (e) {
+		fprintf(stderr, "vminfo: %s\n", target_strerror(e, o->pid));
+		target_close(&t);
+		snapshot_free(&s);
+		return 10 + (int)e;
+	}
+	l = live_lines(&t, &s, o->sort, &n);
+	if (o->json)
+		print_json(&t, &s, l, n, o);
+	else
+		print_text(&t, &s, l, n, o);
+	if (o->svg && svg_write(o->svg, &t, &s)) {
+		fprintf(stderr, "vminfo: cannot write %s: %s\n", o->svg, strerror(errno));
+		free(l);
+		snapshot_free(&s);
+		target_close(&t);
+		return 1;
+	}
+	fflush(stdout);
+	free(l);
+	snapshot_free(&s);
+	target_close(&t);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	int err = parse(argc, argv, &o);
+
+	if (err)
+		return err;
+	if (!o.watch)
+		return report(&o);
+	for (;;) {
+		struct timespec ts = { (time_t)o.watch, (long)((o.watch - (double)(time_t)o.watch) * 1e9) };
+
+		if ((err = report(&o)))
+			return err;
+		if (!o.json)
+			printf("\n");
+		fflush(stdout);
+		nanosleep(&ts, NULL);
+	}
+}
