@@ -276,7 +276,8 @@ static void trim(struct pcp *p, struct vmap_area *va, size_t pages)
 	struct vmap_area *tail;
 	LIST_HEAD(out);
 
-	if (va_pages(va) == pages || !(tail = vn_busy_split(va, va->va_start + (pages << UVM_PAGE_SHIFT))))
+	/* A one-page tail could never serve an area (a guard page and nothing usable): the caller gets it too. */
+	if (va_pages(va) < pages + 2 || !(tail = vn_busy_split(va, va->va_start + (pages << UVM_PAGE_SHIFT))))
 		return; /* out of metadata: the whole area is handed out */
 	pcp_lock(p);
 	put_locked(p, tail, &out);

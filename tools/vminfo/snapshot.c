@@ -62,6 +62,7 @@ static enum target_err read_area(const struct target *t, uint64_t va, struct are
 struct sink {
 	struct area **v;
 	size_t *n, *cap;
+	unsigned vnode;
 };
 
 /* In address order; node is the address of an rb_node inside a vmap_area. */
@@ -80,6 +81,7 @@ static enum target_err walk(const struct target *t, uint64_t node, unsigned dept
 		e = walk(t, left, depth + 1, out, budget);
 		if (e)
 			return e;
+		a.vnode = out->vnode;
 		if (push(out->v, out->n, out->cap, &a))
 			return T_TORN;
 		node = right;
@@ -88,14 +90,29 @@ static enum target_err walk(const struct target *t, uint64_t node, unsigned dept
 	return T_OK;
 }
 
+/*
+ * How many items a walk may visit: what the structure's own counter says,
+ * with room for changes.  A walk that raced a writer can meet links that no
+ * longer make a tree; the budget ends it, and the sequence check discards it.
+ */
+static size_t budget_of(const struct target *t, uint64_t count_addr)
+{
+	uint64_t n;
+
+	if (target_u64(t, count_addr, &n) || n > MAX_ITEMS)
+		return MAX_ITEMS;
+	return (size_t)n * 2 + 64;
+}
+
 /* A whole tree between two equal, even sequence values. */
-static enum target_err read_tree(const struct target *t, uint64_t root_addr, uint64_t seq_addr, struct sink *out)
+static enum target_err read_tree(const struct target *t, uint64_t root_addr, uint64_t seq_addr, uint64_t nr_addr,
+				 struct sink *out)
 {
 	size_t mark = *out->n;
 
 	for (int try = 0; try < RETRIES; try++) {
 		uint64_t seq1, seq2, root;
-		size_t budget = MAX_ITEMS;
+		size_t budget = budget_of(t, nr_addr);
 		enum target_err e = target_u64(t, seq_addr, &seq1);
 
 		if (!e && !(seq1 & 1))
@@ -121,7 +138,7 @@ static enum target_err read_free(const struct target *t, uint64_t space, struct 
 
 	for (int try = 0; try < RETRIES; try++) {
 		uint64_t seq1, seq2, next;
-		size_t budget = MAX_ITEMS;
+		size_t budget = budget_of(t, space + d->space_count);
 		enum target_err e = target_u64(t, space + d->space_seq, &seq1);
 
 		if (!e && !(seq1 & 1))
@@ -247,7 +264,7 @@ static void read_smaps(pid_t pid, struct snapshot *s)
 enum target_err snapshot_take(const struct target *t, struct snapshot *s)
 {
 	const struct uvm_descriptor *d = &t->d;
-	struct sink busy = { &s->busy, &s->nbusy, &s->cap_busy }, lazy = { &s->lazy, &s->nlazy, &s->cap_lazy };
+	struct sink busy = { &s->busy, &s->nbusy, &s->cap_busy, 0 }, lazy = { &s->lazy, &s->nlazy, &s->cap_lazy, 0 };
 	enum target_err e;
 
 	if ((e = read_regions(t, s)))
@@ -255,8 +272,9 @@ enum target_err snapshot_take(const struct target *t, struct snapshot *s)
 	for (uint64_t i = 0; i < d->nr_nodes; i++) {
 		uint64_t node = d->nodes + i * d->node_size, v;
 
-		if ((e = read_tree(t, node + d->busy_root, node + d->busy_seq, &busy)) ||
-		    (e = read_tree(t, node + d->lazy_root, node + d->lazy_seq, &lazy)))
+		busy.vnode = lazy.vnode = (unsigned)i;
+		if ((e = read_tree(t, node + d->busy_root, node + d->busy_seq, node + d->busy_nr, &busy)) ||
+		    (e = read_tree(t, node + d->lazy_root, node + d->lazy_seq, node + d->lazy_nr, &lazy)))
 			return e;
 		if (!target_u64(t, node + d->pool_bytes, &v))
 			s->pooled_bytes += v;

@@ -14,6 +14,7 @@ struct area {
 	uint64_t start, end, caller;
 	uint32_t flags;
 	unsigned node; /* NUMA node */
+	unsigned vnode; /* the vmap node whose tree it was read from: a read is consistent per vmap node */
 	int live;      /* 0: resting in a thread cache */
 };
 

@@ -103,6 +103,24 @@ static int find_descriptor(Dwfl_Module *mod, void **user, const char *name, Dwar
 	return DWARF_CB_OK;
 }
 
+/* A process that exited may linger as a zombie with no mappings: that is no process to read. */
+static int alive(pid_t pid)
+{
+	char path[64], buf[512], *state;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	state = strrchr(buf, ')');
+	return state && state[1] == ' ' && state[2] != 'Z' && state[2] != 'X';
+}
+
 enum target_err target_open(struct target *t, pid_t pid)
 {
 	struct find_ctx ctx = { 0 };
@@ -120,7 +138,7 @@ enum target_err target_open(struct target *t, pid_t pid)
 		return from_errno(err);
 	dwfl_getmodules(t->dwfl, find_descriptor, &ctx, 0);
 	if (!ctx.addr)
-		return T_NOT_UVM;
+		return alive(pid) ? T_NOT_UVM : T_NO_PROCESS;
 	t->desc_addr = ctx.addr;
 	e = target_read(t, ctx.addr, &t->d, sizeof(t->d));
 	if (e)

@@ -301,16 +301,18 @@ static void print_json(const struct target *t, const struct snapshot *s, struct 
 		const struct area *a = l[i].a;
 		const char *f = flag_word(a->flags, &t->d);
 
-		printf("%s{\"start\":%llu,\"end\":%llu,\"size\":%llu,\"pages\":%llu,\"node\":%u,\"kind\":\"%s\",\"caller\":", i ? "," : "",
+		printf("%s{\"start\":%llu,\"end\":%llu,\"size\":%llu,\"pages\":%llu,\"node\":%u,\"vnode\":%u,"
+		       "\"kind\":\"%s\",\"caller\":", i ? "," : "",
 		       (unsigned long long)a->start, (unsigned long long)a->end, (unsigned long long)(a->end - a->start),
-		       (unsigned long long)((a->end - a->start) / t->d.page_size - 1), a->node, *f ? f + 1 : "vmalloc");
+		       (unsigned long long)((a->end - a->start) / t->d.page_size - 1), a->node, a->vnode, *f ? f + 1 : "vmalloc");
 		json_string(l[i].caller);
 		printf(",\"caller_address\":%llu}", (unsigned long long)a->caller);
 	}
 	printf("],\"unpurged\":[");
 	for (size_t i = 0; i < s->nlazy && !o->summary_only; i++)
-		printf("%s{\"start\":%llu,\"end\":%llu,\"size\":%llu}", i ? "," : "", (unsigned long long)s->lazy[i].start,
-		       (unsigned long long)s->lazy[i].end, (unsigned long long)(s->lazy[i].end - s->lazy[i].start));
+		printf("%s{\"start\":%llu,\"end\":%llu,\"size\":%llu,\"vnode\":%u}", i ? "," : "",
+		       (unsigned long long)s->lazy[i].start, (unsigned long long)s->lazy[i].end,
+		       (unsigned long long)(s->lazy[i].end - s->lazy[i].start), s->lazy[i].vnode);
 	printf("],\"summary\":{\"regions\":%u,\"reserved_bytes\":%llu,\"busy_bytes\":%llu,\"busy_count\":%llu,"
 	       "\"cached_bytes\":%llu,\"cached_count\":%llu,\"lazy_bytes\":%llu,\"lazy_count\":%llu,"
 	       "\"pooled_bytes\":%llu,\"pooled_count\":%llu,\"free_bytes\":%llu,\"free_count\":%llu,"

@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""tests/test_vminfo.py VMINFO TARGET FAKE - vminfo against live processes.
+
+A target allocates areas of known sizes from known functions and waits;
+vminfo must report exactly those areas, sizes, callers and page counts, the
+unpurged ones after frees, and a summary equal to the target's own
+uvm_stats.  --json is parsed and checked; every error is provoked; a busy
+multi-threaded target is read in a loop; the SVG is rendered in headless
+Chromium and must not be blank.
+"""
+import json, os, re, shutil, subprocess, sys, tempfile, time, unittest, zlib, struct
+
+VMINFO, TARGET, FAKE = sys.argv[1:4]
+del sys.argv[1:4]
+
+
+class Target:
+    """A target process that runs until its stdin closes."""
+
+    def __init__(self, *args, env=None, argv=None, user=None):
+        cmd = (argv or [TARGET]) + list(args)
+        e = dict(os.environ, **(env or {}))
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=e)
+        self.lines = []
+        for line in self.p.stdout:
+            if line.strip() == "ready":
+                break
+            self.lines.append(line.split())
+
+    def stop(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=30)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.p.poll() is None:
+            self.stop()
+
+
+def vminfo(*args, user_prefix=()):
+    r = subprocess.run(list(user_prefix) + [VMINFO] + [str(a) for a in args], capture_output=True, text=True,
+                       timeout=120)
+    return r.returncode, r.stdout, r.stderr
+
+
+def stats_of(t):
+    for words in t.lines:
+        if words[0] == "stats":
+            return {k: int(v) for k, v in (w.split("=") for w in words[1:])}
+    raise AssertionError("the target printed no stats")
+
+
+NO_CACHES = {"UVM_PCP": "0", "UVM_LAZY_MAX": "1000000"}
+
+
+class Areas(unittest.TestCase):
+    def test_text_lists_exactly_the_areas(self):
+        with Target(env=NO_CACHES) as t:
+            rc, out, err = vminfo(t.p.pid)
+            self.assertEqual(rc, 0, err)
+            for words in t.lines:
+                if words[0] == "area":
+                    start, size, fn = int(words[1], 16), int(words[2]), words[3]
+                    pages = size // 4096
+                    pat = r"^0x%016x-0x%016x %7d %s\+0x[0-9a-f]+/0x[0-9a-f]+ \[vminfo_target\] pages=%d vmalloc( huge)? N0=%d$" % (
+                        start, start + size + 4096, size + 4096, fn, pages, pages)
+                    self.assertRegex(out, re.compile(pat, re.M), "no line for %s area of %d bytes" % (fn, size))
+                if words[0] == "freed":
+                    start, size = int(words[1], 16), int(words[2])
+                    line = "0x%016x-0x%016x %7d unpurged vm_area" % (start, start + size + 4096, size + 4096)
+                    self.assertIn(line, out)
+            live = [l for l in out.splitlines() if " vmalloc" in l]
+            self.assertEqual(len(live), stats_of(t)["busy_count"], "areas listed against uvm_stats busy_count")
+
+    def test_summary_matches_uvm_stats(self):
+        for env in (NO_CACHES, {}):
+            with Target(env=env) as t:
+                st = stats_of(t)
+                rc, out, err = vminfo("--json", t.p.pid)
+                self.assertEqual(rc, 0, err)
+                doc = json.loads(out)
+                self.assertEqual(doc["schema"], "uvmalloc.vminfo/1")
+                s = doc["summary"]
+                for k in ("busy_bytes", "busy_count", "cached_bytes", "cached_count", "lazy_bytes", "lazy_count",
+                          "pooled_bytes", "pooled_count", "free_bytes", "free_count", "largest_free", "purges",
+                          "madvise_calls", "mmap_calls", "slabs", "allocs", "frees"):
+                    self.assertEqual(s[k], st[k], "%s: vminfo %d, uvm_stats %d (env %s)" % (k, s[k], st[k], env))
+                self.assertAlmostEqual(s["fragmentation"], 1 - s["largest_free"] / s["free_bytes"], places=5)
+                self.assertGreater(s["rss_kb"], 0)
+                self.assertEqual(len(doc["areas"]), st["busy_count"])
+                for a in doc["areas"]:
+                    self.assertEqual(a["size"], a["end"] - a["start"])
+                    self.assertEqual(a["pages"], a["size"] // 4096 - 1)
+
+    def test_sort_top_and_summary_only(self):
+        with Target(env=NO_CACHES) as t:
+            rc, out, _ = vminfo("--sort", "size", t.p.pid)
+            sizes = [int(l.split()[1]) for l in out.splitlines() if " vmalloc" in l]
+            self.assertEqual(sizes, sorted(sizes, reverse=True))
+            rc, out, _ = vminfo("--top", "2", "--summary", t.p.pid)
+            self.assertNotIn(" vmalloc", out)
+            top = out[out.index("top callers"):].splitlines()[1:3]
+            self.assertIn("alloc_big_table", top[0], out)
+            self.assertIn(str((1 << 20) + (2 << 20) + 2 * 4096), top[0])
+            self.assertIn("alloc_small_records", top[1], out)
+            rc, out, _ = vminfo("--sort", "bogus", t.p.pid)
+            self.assertEqual(rc, 2)
+
+    def test_watch_repeats(self):
+        with Target(env=NO_CACHES) as t:
+            p = subprocess.Popen([VMINFO, "--summary", "--watch", "0.2", str(t.p.pid)], stdout=subprocess.PIPE, text=True)
+            time.sleep(1.5)
+            p.terminate()
+            out = p.communicate(timeout=10)[0]
+            self.assertGreaterEqual(out.count("summary:"), 3)
+
+
+class Errors(unittest.TestCase):
+    def test_no_such_process(self):
+        rc, _, err = vminfo(2 ** 22 + 12345)
+        self.assertEqual(rc, 11)
+        self.assertIn("no such process", err)
+
+    def test_not_uvmalloc(self):
+        with Target(argv=["sh", "-c", "echo ready; cat >/dev/null"]) as t:
+            rc, _, err = vminfo(t.p.pid)
+            self.assertEqual(rc, 13)
+            self.assertIn("does not use uvmalloc", err)
+
+    def test_not_set_up(self):
+        with Target("idle") as t:
+            rc, _, err = vminfo(t.p.pid)
+            self.assertEqual(rc, 14)
+            self.assertIn("has not allocated yet", err)
+
+    def test_unknown_version(self):
+        with Target(argv=[FAKE]) as t:
+            rc, _, err = vminfo(t.p.pid)
+            self.assertEqual(rc, 15)
+            self.assertIn("version", err)
+
+    def test_permission_denied(self):
+        setpriv = shutil.which("setpriv")
+        if os.geteuid() != 0 or not setpriv:
+            self.skipTest("needs root and setpriv to read a process as another user")
+        with Target(env=NO_CACHES) as t:
+            rc, _, err = vminfo(t.p.pid, user_prefix=(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"))
+            self.assertEqual(rc, 12, err)
+            self.assertIn("permission denied", err)
+            self.assertIn("ptrace", err)
+
+    def test_exit_during_reads(self):
+        """A target that exits while vminfo reads: every run ends in a report or a clear no-such-process."""
+        seen = set()
+        for _ in range(10):
+            t = Target("hammer")
+            p = subprocess.Popen([VMINFO, str(t.p.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            t.p.kill()
+            t.p.wait()
+            err = p.communicate(timeout=60)[1]
+            self.assertIn(p.returncode, (0, 11), err)
+            seen.add(p.returncode)
+            if p.returncode == 11:
+                self.assertIn("no such process", err)
+        self.assertIn(11, seen, "the kill never landed during a read")
+
+
+class Hammer(unittest.TestCase):
+    def test_reads_of_a_busy_target_are_consistent(self):
+        with Target("hammer") as t:
+            for _ in range(15):
+                rc, out, err = vminfo("--json", t.p.pid)
+                self.assertEqual(rc, 0, err)
+                doc = json.loads(out)
+                s = doc["summary"]
+                self.assertEqual(len(doc["areas"]), s["busy_count"])
+                self.assertEqual(sum(a["size"] for a in doc["areas"]), s["busy_bytes"])
+                self.assertEqual(len(doc["unpurged"]), s["lazy_count"])
+                # Each vmap node's trees are read whole between equal sequence values: no overlap inside one.
+                for kind in ("areas", "unpurged"):
+                    for vnode in {a["vnode"] for a in doc[kind]}:
+                        spans = sorted((a["start"], a["end"]) for a in doc[kind] if a["vnode"] == vnode)
+                        for (s1, e1), (s2, e2) in zip(spans, spans[1:]):
+                            self.assertLessEqual(e1, s2, "overlapping %s in vmap node %d" % (kind, vnode))
+                for a in doc["areas"] + doc["unpurged"]:
+                    self.assertEqual(a["size"] % 4096, 0)
+                    self.assertGreaterEqual(a["size"], 8192, "an area with no usable page")
+
+
+def png_nonwhite_fraction(path):
+    """Share of pixels that are not white, decoding the PNG with zlib alone."""
+    with open(path, "rb") as f:
+        data = f.read()
+    pos, idat = 8, b""
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    bpp = {2: 3, 6: 4}[ctype]
+    raw, stride, prev, nonwhite = zlib.decompress(idat), w * bpp, bytearray(w * bpp), 0
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1: line[i] = (line[i] + a) & 255
+            elif f == 2: line[i] = (line[i] + b) & 255
+            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        nonwhite += sum(1 for x in range(w) if line[x * bpp:x * bpp + 3] != b"\xff\xff\xff")
+        prev = line
+    return nonwhite / (w * h)
+
+
+class Svg(unittest.TestCase):
+    def test_svg_renders_in_chromium(self):
+        browser = shutil.which("chromium")
+        if not browser:
+            self.skipTest("Debian's chromium is not installed (CI installs it)")
+        with Target(env=NO_CACHES) as t, tempfile.TemporaryDirectory() as d:
+            svg, png = os.path.join(d, "v.svg"), os.path.join(d, "v.png")
+            rc, _, err = vminfo("--summary", "--svg", svg, t.p.pid)
+            self.assertEqual(rc, 0, err)
+            with open(svg) as f:
+                text = f.read()
+            for word in ("busy", "thread-cached", "lazy", "pooled", "free", "MiB"):
+                self.assertIn(word, text)
+            subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                            "--screenshot=" + png, "--window-size=1240,260", "file://" + svg],
+                           capture_output=True, timeout=120)
+            self.assertTrue(os.path.exists(png), "chromium made no screenshot")
+            share = png_nonwhite_fraction(png)
+            self.assertGreater(share, 0.03, "the rendered SVG is (nearly) blank: %.4f of pixels are not white" % share)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
