@@ -1,6 +1,8 @@
 # A mixed Python workload: containers, strings, json, regex, sorting, classes and threads.
 # Prints checksums only, so runs under different allocators can be compared.
-import hashlib, json, re, threading, collections
+# With a FIFO path as argument, it stops halfway (its data built, still live): it writes
+# "ready" into the FIFO, then waits until something is written back (the main job's vminfo).
+import hashlib, json, re, sys, threading, collections
 
 h = hashlib.sha256()
 d = {f"key{i}": [i, str(i) * (i % 7), {"n": i}] for i in range(150000)}
@@ -31,6 +33,12 @@ while todo:
     total += n.v
     todo.extend(n.kids)
 h.update(str(total).encode())
+
+if len(sys.argv) > 1:
+    with open(sys.argv[1], "w") as fifo:
+        fifo.write("ready\n")
+    with open(sys.argv[1]) as fifo:
+        fifo.read()
 
 results = [None] * 8
 def work(k):
