@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
-#define RETRIES 200
+#define RETRIES 2000
 #define MAX_DEPTH 128
 #define MAX_ITEMS (64u << 20)
 
@@ -29,33 +31,33 @@ static int push(struct area **v, size_t *n, size_t *cap, const struct area *a)
 	return 0;
 }
 
-/* One vmap_area object of the target, decoded. */
-static enum target_err read_area(const struct target *t, uint64_t va, struct area *a, uint64_t *left, uint64_t *right,
-				 uint64_t *next)
+/* The fields of one vmap_area object, copied out of the target into o. */
+static void decode(const struct uvm_descriptor *d, const unsigned char *o, struct area *a)
 {
-	const struct uvm_descriptor *d = &t->d;
-	unsigned char buf[512];
-	enum target_err e;
-
-	if (d->va_size > sizeof(buf))
-		return T_VERSION;
-	e = target_read(t, va, buf, d->va_size);
-	if (e)
-		return e;
-#define FIELD(off, type) (*(const type *)(buf + (off)))
+#define FIELD(off, type) (*(const type *)(o + (off)))
 	a->start = FIELD(d->va_start, uint64_t);
 	a->end = FIELD(d->va_end, uint64_t);
 	a->caller = FIELD(d->va_caller, uint64_t);
 	a->flags = FIELD(d->va_flags, uint32_t);
 	a->live = FIELD(d->va_live, uint32_t) != 0;
 	a->node = (a->flags >> d->va_nid_shift) & 0xff;
-	if (left)
-		*left = FIELD(d->va_left, uint64_t);
-	if (right)
-		*right = FIELD(d->va_right, uint64_t);
-	if (next)
-		*next = FIELD(d->va_list, uint64_t);
+	a->vnode = 0;
 #undef FIELD
+}
+
+/* One vmap_area object of the target, decoded, with its list link. */
+static enum target_err read_area(const struct target *t, uint64_t va, struct area *a, uint64_t *next)
+{
+	unsigned char buf[512];
+	enum target_err e;
+
+	if (t->d.va_size > sizeof(buf))
+		return T_VERSION;
+	e = target_read(t, va, buf, t->d.va_size);
+	if (e)
+		return e;
+	decode(&t->d, buf, a);
+	*next = *(const uint64_t *)(buf + t->d.va_list);
 	return T_OK;
 }
 
@@ -65,28 +67,76 @@ struct sink {
 	unsigned vnode;
 };
 
-/* In address order; node is the address of an rb_node inside a vmap_area. */
-static enum target_err walk(const struct target *t, uint64_t node, unsigned depth, struct sink *out, size_t *budget)
+/*
+ * All nodes of a tree, a level at a time: one process_vm_readv reads a whole
+ * level (up to IOV_MAX objects), so a walk takes about as many syscalls as
+ * the tree is deep and fits between a busy target's changes.  Busy and lazy
+ * trees are keyed by start address, so sorting the nodes gives the in-order
+ * walk.
+ */
+#define LEVEL_MAX 1024
+
+static int by_start(const void *x, const void *y)
 {
-	uint64_t left, right;
-	struct area a;
+	const struct area *a = x, *b = y;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static enum target_err read_level(const struct target *t, const uint64_t *nodes, size_t n, unsigned char *buf)
+{
+	struct iovec local[LEVEL_MAX], remote[LEVEL_MAX];
+	size_t size = t->d.va_size;
+	ssize_t got;
+
+	for (size_t i = 0; i < n; i++) {
+		local[i] = (struct iovec){ buf + i * size, size };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)(nodes[i] - t->d.va_rb), size };
+	}
+	got = process_vm_readv(t->pid, local, n, remote, n, 0);
+	if (got == (ssize_t)(n * size))
+		return T_OK;
+	return got < 0 && (errno == ESRCH || errno == EPERM) ? (errno == ESRCH ? T_NO_PROCESS : T_PERMISSION) : T_TORN;
+}
+
+static enum target_err walk(const struct target *t, uint64_t root, struct sink *out, size_t budget)
+{
+	static uint64_t level[LEVEL_MAX], next[LEVEL_MAX];
+	static unsigned char buf[LEVEL_MAX * 512];
+	size_t n = root ? 1 : 0, mark = *out->n;
 	enum target_err e;
 
-	while (node) {
-		if (depth > MAX_DEPTH || !(*budget)--)
+	if (t->d.va_size > 512)
+		return T_VERSION;
+	level[0] = root;
+	for (unsigned depth = 0; n; depth++) {
+		size_t m = 0;
+
+		if (depth > MAX_DEPTH || n > budget)
 			return T_TORN;
-		e = read_area(t, node - t->d.va_rb, &a, &left, &right, NULL);
-		if (e)
+		budget -= n;
+		if ((e = read_level(t, level, n, buf)))
 			return e;
-		e = walk(t, left, depth + 1, out, budget);
-		if (e)
-			return e;
-		a.vnode = out->vnode;
-		if (push(out->v, out->n, out->cap, &a))
-			return T_TORN;
-		node = right;
-		depth++;
+		for (size_t i = 0; i < n; i++) {
+			const unsigned char *o = buf + i * t->d.va_size;
+			uint64_t kids[2] = { *(const uint64_t *)(o + t->d.va_left), *(const uint64_t *)(o + t->d.va_right) };
+			struct area a;
+
+			decode(&t->d, o, &a);
+			a.vnode = out->vnode;
+			if (push(out->v, out->n, out->cap, &a))
+				return T_TORN;
+			for (int k = 0; k < 2; k++)
+				if (kids[k]) {
+					if (m == LEVEL_MAX)
+						return T_TORN;
+					next[m++] = kids[k];
+				}
+		}
+		memcpy(level, next, m * sizeof(level[0]));
+		n = m;
 	}
+	qsort(*out->v + mark, *out->n - mark, sizeof(struct area), by_start);
 	return T_OK;
 }
 
@@ -118,7 +168,7 @@ static enum target_err read_tree(const struct target *t, uint64_t root_addr, uin
 		if (!e && !(seq1 & 1))
 			e = target_u64(t, root_addr, &root);
 		if (!e && !(seq1 & 1))
-			e = walk(t, root, 0, out, &budget);
+			e = walk(t, root, out, budget);
 		if (e == T_NO_PROCESS || e == T_PERMISSION || e == T_VERSION)
 			return e;
 		if (!e && !(seq1 & 1) && !target_u64(t, seq_addr, &seq2) && seq1 == seq2)
@@ -150,7 +200,7 @@ static enum target_err read_free(const struct target *t, uint64_t space, struct 
 				e = T_TORN;
 				break;
 			}
-			e = read_area(t, next - d->va_list, &a, NULL, NULL, &next);
+			e = read_area(t, next - d->va_list, &a, &next);
 			if (!e && push(&s->free, &s->nfree, &s->cap_free, &a))
 				e = T_TORN;
 		}
