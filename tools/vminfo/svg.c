@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #define WIDTH 1200.0
-#define LEFT 20.0
+#define LEFT 40.0
 #define BAR 36.0
 #define ROW 90.0
 #define TOP 70.0
