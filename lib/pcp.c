@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "arena.h"
 #include "descriptor.h"
 #include "lock.h"
 #include "meta.h"
@@ -92,10 +93,15 @@ static unsigned order_of(size_t pages)
 }
 
 static struct pcp_list *list_of(struct pcp *p, unsigned nid, unsigned order) { return &p->lists[nid * PCP_ORDERS + order]; }
+static struct pcp_list *list_of_area(struct pcp *p, const struct vmap_area *va)
+{
+	return list_of(p, va_nid(va), order_of(va_pages(va)));
+}
 
 static void unlink_cached(struct pcp *p, struct pcp_list *l, struct vmap_area *va)
 {
 	list_del(&va->list);
+	va->cache = NULL;
 	l->count--;
 	p->count--;
 	p->pages -= va_pages(va);
@@ -254,9 +260,10 @@ static bool cacheable(const struct pcp *p, const struct vmap_area *va)
 /* Cache va as p's hottest area of its order; over high, grow high or drain the coldest onto out. */
 static void put_locked(struct pcp *p, struct vmap_area *va, struct list_head *out)
 {
-	struct pcp_list *l = list_of(p, va_nid(va), order_of(va_pages(va)));
+	struct pcp_list *l = list_of_area(p, va);
 
 	list_add(&va->list, &l->head);
+	va->cache = p;
 	l->count++;
 	p->count++;
 	p->pages += va_pages(va);
@@ -285,6 +292,39 @@ static void trim(struct pcp *p, struct vmap_area *va, size_t pages)
 	purge_free_lazily(&out);
 }
 
+/* The cached area of p that starts right where va ends, if it can join va. */
+static struct vmap_area *mergeable_next(struct pcp *p, const struct vmap_area *va)
+{
+	va_slot_t *slot = arena_slot(va->va_end);
+	struct vmap_area *next = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+
+	if (!next || next->cache != p || next->va_start != va->va_end || atomic_load(&next->live))
+		return NULL;
+	/* A hugetlb body splits and joins only on 2 MiB boundaries; slabs are never cached. */
+	if ((va->flags | next->flags) & VA_HUGETLB)
+		return NULL;
+	return next;
+}
+
+/*
+ * The buddy allocator's coalescing: a freed area takes in the cached areas
+ * that follow it, so trimmed tails and neighbours freed earlier become one
+ * block again instead of fragments no request fits.
+ */
+static void merge_next(struct pcp *p, struct vmap_area *va)
+{
+	struct vmap_area *next;
+
+	while ((next = mergeable_next(p, va))) {
+		unlink_cached(p, list_of_area(p, next), next);
+		os_guard_remove(va->va_end - UVM_PAGE_SIZE, UVM_PAGE_SIZE); /* va's guard page is inside now */
+		va->flags |= next->flags & (VA_HUGE | VA_MOVED | VA_REUSED);
+		vn_busy_erase(next);
+		vn_busy_resize(va, next->va_end);
+		meta_va_free(next);
+	}
+}
+
 bool pcp_put(struct vmap_area *va)
 {
 	struct pcp *p = self();
@@ -297,6 +337,7 @@ bool pcp_put(struct vmap_area *va)
 	pcp_lock(p);
 	p->ops++;
 	p->frees++;
+	merge_next(p, va);
 	put_locked(p, va, &out);
 	pcp_unlock(p);
 	purge_free_lazily(&out);

@@ -44,6 +44,7 @@ struct vmap_area {
 	};
 	uint32_t flags;
 	_Atomic uint32_t live; /* 1 while a user owns it; cleared by the one free that may take it */
+	void *cache;           /* the thread cache (pcp.c) it rests in, or NULL */
 };
 
 static inline size_t va_size(const struct vmap_area *va) { return va->va_end - va->va_start; }
