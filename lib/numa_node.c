@@ -49,7 +49,11 @@ unsigned numa_nodes(void) { return numa.nodes; }
 
 unsigned numa_local(void)
 {
-	int cpu = sched_getcpu();
+	int cpu;
+
+	if (numa.nodes == 1) /* the common machine: no need to ask where we run */
+		return 0;
+	cpu = sched_getcpu();
 
 	return cpu < 0 || (unsigned)cpu >= numa.cpus ? 0 : numa.cpu_node[cpu];
 }
