@@ -34,6 +34,7 @@
 #include "options.h"
 #include "os.h"
 #include "purge.h"
+#include "threads.h"
 #include "vnode.h"
 
 #define PCP_SCAN 8 /* entries of a list looked at for an exact fit before taking any fit */
@@ -55,18 +56,14 @@ struct pcp {
 };
 
 static struct {
-	uvm_lock_t lock; /* the registry: live caches, spare structs, counters of exited threads */
-	struct list_head live;
-	struct pcp *spare;   /* structs of exited threads, linked through link.next */
+	struct thr_registry thr; /* the caches; its lock also guards the counters of exited threads */
 	uint64_t allocs, frees, hits, misses, drained;
 	unsigned nodes;
-	size_t size;         /* of one struct pcp */
 	size_t high_max;
 	bool enabled;
-	pthread_key_t key;
 	_Atomic uint64_t next_decay;
 	_Atomic uint64_t stray_allocs, stray_frees; /* from threads past their exit */
-} reg = { .lock = UVM_LOCK_INIT, .live = LIST_HEAD_INIT(reg.live) };
+} reg = { .thr = THR_REGISTRY_INIT(reg.thr) };
 
 static __thread struct pcp *tls_pcp __attribute__((tls_model("initial-exec")));
 static __thread bool tls_exited __attribute__((tls_model("initial-exec")));
@@ -161,40 +158,21 @@ static void drain_locked(struct pcp *p, size_t target, struct list_head *out)
 
 /* ---------------------------------------------------- thread lifetime */
 
-static struct pcp *new_pcp(void)
+/* A zeroed struct pcp made ready (thr_attach's init). */
+static void init_pcp(void *obj)
 {
-	struct pcp *p;
+	struct pcp *p = obj;
 
-	uvm_lock(&reg.lock);
-	p = reg.spare;
-	if (p)
-		reg.spare = (struct pcp *)p->link.next;
-	uvm_unlock(&reg.lock);
-	if (!p && !(p = os_alloc_meta(reg.size)))
-		return NULL;
-	atomic_store_explicit(&p->locked, false, memory_order_relaxed);
-	p->pages = p->count = p->missed = 0;
 	p->high = PCP_HIGH_MIN_PAGES < reg.high_max ? PCP_HIGH_MIN_PAGES : reg.high_max;
-	p->ops = p->ops_at_decay = p->allocs = p->frees = p->hits = p->misses = p->drained = 0;
-	for (size_t i = 0; i < (size_t)reg.nodes * PCP_ORDERS; i++) {
+	for (size_t i = 0; i < (size_t)reg.nodes * PCP_ORDERS; i++)
 		list_init(&p->lists[i].head);
-		p->lists[i].count = 0;
-	}
-	uvm_lock(&reg.lock);
-	list_add_tail(&p->link, &reg.live);
-	uvm_unlock(&reg.lock);
-	return p;
 }
 
 static uvm_noinline struct pcp *self_slow(void)
 {
 	if (tls_exited)
 		return NULL;
-	tls_pcp = new_pcp();
-	/* Keys below 32 live in the thread descriptor: pthread_setspecific never allocates for ours. */
-	if (tls_pcp)
-		pthread_setspecific(reg.key, tls_pcp);
-	return tls_pcp;
+	return tls_pcp = thr_attach(&reg.thr, init_pcp);
 }
 
 static inline struct pcp *self(void)
@@ -216,12 +194,10 @@ static void fold_counters(struct pcp *p)
 /* Unregister p (its lists empty) and keep the struct for the next thread. */
 static void retire(struct pcp *p)
 {
-	uvm_lock(&reg.lock);
+	uvm_lock(&reg.thr.lock);
 	fold_counters(p);
-	list_del(&p->link);
-	p->link.next = (struct list_head *)reg.spare;
-	reg.spare = p;
-	uvm_unlock(&reg.lock);
+	thr_retire_locked(&reg.thr, p);
+	uvm_unlock(&reg.thr.lock);
 }
 
 static void thread_exit(void *arg)
@@ -244,10 +220,10 @@ int pcp_init(unsigned nodes)
 	size_t high = (size_t)option(OPT_PCP_HIGH) >> UVM_PAGE_SHIFT;
 
 	reg.nodes = nodes;
-	reg.size = align_up(sizeof(struct pcp) + (size_t)nodes * PCP_ORDERS * sizeof(struct pcp_list), UVM_PAGE_SIZE);
 	reg.enabled = option(OPT_PCP) && high;
 	reg.high_max = high;
-	return pthread_key_create(&reg.key, thread_exit);
+	return thr_init(&reg.thr, sizeof(struct pcp) + (size_t)nodes * PCP_ORDERS * sizeof(struct pcp_list),
+			offsetof(struct pcp, link), thread_exit);
 }
 
 /* ------------------------------------------------------------ fast paths */
@@ -420,15 +396,15 @@ void pcp_decay(void)
 	LIST_HEAD(out);
 	struct pcp *p;
 
-	uvm_lock(&reg.lock);
-	list_for_each_entry(p, &reg.live, link) {
+	uvm_lock(&reg.thr.lock);
+	list_for_each_entry(p, &reg.thr.live, link) {
 		/* A busy owner is plainly not idle: skip it rather than wait. */
 		if (!pcp_trylock(p))
 			continue;
 		decay_one(p, &out);
 		pcp_unlock(p);
 	}
-	uvm_unlock(&reg.lock);
+	uvm_unlock(&reg.thr.lock);
 	purge_free_lazily(&out);
 }
 
@@ -446,13 +422,13 @@ void pcp_drain_all(void)
 	LIST_HEAD(out);
 	struct pcp *p;
 
-	uvm_lock(&reg.lock);
-	list_for_each_entry(p, &reg.live, link) {
+	uvm_lock(&reg.thr.lock);
+	list_for_each_entry(p, &reg.thr.live, link) {
 		pcp_lock(p);
 		drain_locked(p, 0, &out);
 		pcp_unlock(p);
 	}
-	uvm_unlock(&reg.lock);
+	uvm_unlock(&reg.thr.lock);
 	purge_free_lazily(&out);
 }
 
@@ -469,13 +445,13 @@ void pcp_stats(struct uvm_stats *st)
 {
 	struct pcp *p;
 
-	uvm_lock(&reg.lock);
+	uvm_lock(&reg.thr.lock);
 	st->allocs += reg.allocs;
 	st->frees += reg.frees;
 	st->cache_hits += reg.hits;
 	st->cache_misses += reg.misses;
 	st->cache_drained += reg.drained;
-	list_for_each_entry(p, &reg.live, link) {
+	list_for_each_entry(p, &reg.thr.live, link) {
 		pcp_lock(p);
 		st->allocs += p->allocs;
 		st->frees += p->frees;
@@ -486,7 +462,7 @@ void pcp_stats(struct uvm_stats *st)
 		st->cached_count += p->count;
 		pcp_unlock(p);
 	}
-	uvm_unlock(&reg.lock);
+	uvm_unlock(&reg.thr.lock);
 	st->allocs += atomic_load_explicit(&reg.stray_allocs, memory_order_relaxed);
 	st->frees += atomic_load_explicit(&reg.stray_frees, memory_order_relaxed);
 }
@@ -497,8 +473,8 @@ void pcp_fork_prepare(void)
 {
 	struct pcp *p;
 
-	uvm_lock(&reg.lock);
-	list_for_each_entry(p, &reg.live, link)
+	uvm_lock(&reg.thr.lock);
+	list_for_each_entry(p, &reg.thr.live, link)
 		pcp_lock(p);
 }
 
@@ -506,9 +482,9 @@ void pcp_fork_parent(void)
 {
 	struct pcp *p;
 
-	list_for_each_entry(p, &reg.live, link)
+	list_for_each_entry(p, &reg.thr.live, link)
 		pcp_unlock(p);
-	uvm_unlock(&reg.lock);
+	uvm_unlock(&reg.thr.lock);
 }
 
 /* The other threads are gone in the child: their caches drain to the nodes, their counters fold in. */
@@ -517,8 +493,8 @@ void pcp_fork_child(void)
 	struct pcp *p, *n;
 	LIST_HEAD(out);
 
-	uvm_lock_init(&reg.lock);
-	list_for_each_entry_safe(p, n, &reg.live, link) {
+	uvm_lock_init(&reg.thr.lock);
+	list_for_each_entry_safe(p, n, &reg.thr.live, link) {
 		pcp_unlock(p);
 		if (p == tls_pcp)
 			continue;
@@ -530,7 +506,7 @@ void pcp_fork_child(void)
 
 void pcp_describe(struct uvm_descriptor *d)
 {
-	d->pcp_live = (uintptr_t)&reg.live;
+	d->pcp_live = (uintptr_t)&reg.thr.live;
 	d->pcp_link = offsetof(struct pcp, link);
 	d->pcp_pages = offsetof(struct pcp, pages);
 	d->pcp_count = offsetof(struct pcp, count);

@@ -24,6 +24,7 @@
 #include "descriptor.h"
 #include "lock.h"
 #include "options.h"
+#include "threads.h"
 #include "os.h"
 
 #define SLAB_HEADER 128
@@ -51,16 +52,13 @@ struct heap {
 };
 
 static struct {
-	uvm_lock_t lock; /* orphan lists, registry, spare heaps, counters of exited threads */
+	struct thr_registry thr; /* the heaps; its lock also guards the orphan lists and the exited threads' counters */
 	struct list_head orphans[NCLASS];
 	_Atomic unsigned nr_orphans[NCLASS];
-	struct list_head heaps;
-	struct heap *spare;
 	uint64_t allocs, frees;
 	_Atomic uint64_t slabs;
 	uintptr_t key; /* marks a freed object */
-	pthread_key_t tkey;
-} sl = { .lock = UVM_LOCK_INIT, .heaps = LIST_HEAD_INIT(sl.heaps) };
+} sl = { .thr = THR_REGISTRY_INIT(sl.thr) };
 
 size_t uvm__slab_max;
 
@@ -171,38 +169,22 @@ static bool has_room(struct slab *s)
 
 /* ------------------------------------------------------------ heaps */
 
-static void heap_exit(void *arg);
-
-static struct heap *new_heap(void)
+/* A zeroed heap made ready (thr_attach's init). */
+static void init_heap(void *obj)
 {
-	struct heap *h;
+	struct heap *h = obj;
 
-	uvm_lock(&sl.lock);
-	h = sl.spare;
-	if (h)
-		sl.spare = (struct heap *)h->link.next;
-	uvm_unlock(&sl.lock);
-	if (!h && !(h = os_alloc_meta(align_up(sizeof(*h), UVM_PAGE_SIZE))))
-		return NULL;
-	memset(h, 0, sizeof(*h));
 	for (unsigned c = 0; c < NCLASS; c++) {
 		list_init(&h->partial[c]);
 		list_init(&h->full[c]);
 	}
-	uvm_lock(&sl.lock);
-	list_add_tail(&h->link, &sl.heaps);
-	uvm_unlock(&sl.lock);
-	return h;
 }
 
 static uvm_noinline struct heap *heap_slow(void)
 {
 	if (tls_heap_gone)
 		return NULL;
-	tls_heap = new_heap();
-	if (tls_heap)
-		pthread_setspecific(sl.tkey, tls_heap);
-	return tls_heap;
+	return tls_heap = thr_attach(&sl.thr, init_heap);
 }
 
 static inline struct heap *heap(void)
@@ -230,23 +212,21 @@ static void abandon(struct heap *h)
 			}
 			list_del(&s->link);
 			atomic_store_explicit(&s->owner, NULL, memory_order_release);
-			uvm_lock(&sl.lock);
+			uvm_lock(&sl.thr.lock);
 			list_add_tail(&s->link, &sl.orphans[c]);
 			atomic_fetch_add_explicit(&sl.nr_orphans[c], 1, memory_order_relaxed);
-			uvm_unlock(&sl.lock);
+			uvm_unlock(&sl.thr.lock);
 		}
 	}
 }
 
 static void retire_heap(struct heap *h)
 {
-	uvm_lock(&sl.lock);
+	uvm_lock(&sl.thr.lock);
 	sl.allocs += h->allocs;
 	__atomic_fetch_add(&sl.frees, h->frees, __ATOMIC_RELAXED); /* also counted lock-free by exited threads */
-	list_del(&h->link);
-	h->link.next = (struct list_head *)sl.spare;
-	sl.spare = h;
-	uvm_unlock(&sl.lock);
+	thr_retire_locked(&sl.thr, h);
+	uvm_unlock(&sl.thr.lock);
 }
 
 static void heap_exit(void *arg)
@@ -268,7 +248,7 @@ int slab_init(void)
 	/* Not a secret, only unlikely to be user data: a per-process value with the low bit set. */
 	sl.key = ((uintptr_t)&sl * 0x9e3779b97f4a7c15ull) ^ ((uintptr_t)ts.tv_nsec << 17) ^ (uintptr_t)ts.tv_sec;
 	sl.key |= 1;
-	return pthread_key_create(&sl.tkey, heap_exit);
+	return thr_init(&sl.thr, sizeof(struct heap), offsetof(struct heap, link), heap_exit);
 }
 
 size_t slab_max(void) { return uvm__slab_max; }
@@ -286,13 +266,13 @@ static struct slab *adopt(struct heap *h, unsigned c)
 
 	if (!atomic_load_explicit(&sl.nr_orphans[c], memory_order_relaxed))
 		return NULL;
-	uvm_lock(&sl.lock);
+	uvm_lock(&sl.thr.lock);
 	if (!list_empty(&sl.orphans[c])) {
 		s = list_first_entry(&sl.orphans[c], struct slab, link);
 		list_del(&s->link);
 		atomic_fetch_sub_explicit(&sl.nr_orphans[c], 1, memory_order_relaxed);
 	}
-	uvm_unlock(&sl.lock);
+	uvm_unlock(&sl.thr.lock);
 	if (s)
 		atomic_store_explicit(&s->owner, h, memory_order_release);
 	return s;
@@ -487,25 +467,25 @@ void slab_stats(struct uvm_stats *st)
 {
 	struct heap *h;
 
-	uvm_lock(&sl.lock);
+	uvm_lock(&sl.thr.lock);
 	st->small_allocs += sl.allocs;
 	st->small_frees += __atomic_load_n(&sl.frees, __ATOMIC_RELAXED);
-	list_for_each_entry(h, &sl.heaps, link) {
+	list_for_each_entry(h, &sl.thr.live, link) {
 		st->small_allocs += __atomic_load_n(&h->allocs, __ATOMIC_RELAXED);
 		st->small_frees += __atomic_load_n(&h->frees, __ATOMIC_RELAXED);
 	}
-	uvm_unlock(&sl.lock);
+	uvm_unlock(&sl.thr.lock);
 	st->slabs = atomic_load_explicit(&sl.slabs, memory_order_relaxed);
 }
 
-void slab_fork_prepare(void) { uvm_lock(&sl.lock); }
-void slab_fork_parent(void) { uvm_unlock(&sl.lock); }
+void slab_fork_prepare(void) { uvm_lock(&sl.thr.lock); }
+void slab_fork_parent(void) { uvm_unlock(&sl.thr.lock); }
 
 /*
  * The other threads' heaps were mid-use, unlocked, when fork() copied them:
  * the child leaves them alone.  Their slabs stay owned by no live thread;
  * the child's frees into them go to the remote lists and are never reused.
  */
-void slab_fork_child(void) { uvm_lock_init(&sl.lock); }
+void slab_fork_child(void) { uvm_lock_init(&sl.thr.lock); }
 
 void slab_describe(struct uvm_descriptor *d) { d->slabs = (uintptr_t)&sl.slabs; }
