@@ -1,0 +1,147 @@
+/*
+ * allocwork - runs one classic allocator workload on plain malloc & co.
+ * and reports what it did and how long the work took (start-up excluded).
+ * tools/vmcompare runs it under each allocator in turn.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "work.h"
+
+static const struct workload *const workloads[] = { &work_larson, &work_prodcons, &work_mixed, &work_realloc, &work_frag };
+#define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
+
+int work_threads(long n, void *(*fn)(void *), void *ctx, size_t stride)
+{
+	pthread_t *t = calloc((size_t)n, sizeof(*t));
+	long started = 0;
+	int err = 0;
+
+	if (!t)
+		return -1;
+	for (; started < n && !err; started++)
+		err = pthread_create(&t[started], NULL, fn, (char *)ctx + (size_t)started * stride);
+	if (err)
+		started--;
+	for (long i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	free(t);
+	return err;
+}
+
+void work_sum(struct work_result *r, const void *lanes, long n, size_t stride)
+{
+	for (long i = 0; i < n; i++) {
+		const struct work_result *l = (const void *)((const char *)lanes + (size_t)i * stride);
+
+		r->ops += l->ops;
+		r->checksum += l->checksum;
+		r->corrupt |= l->corrupt;
+	}
+}
+
+void work_fill(unsigned char *p, uint64_t size, uint64_t tag)
+{
+	p[0] = (unsigned char)tag;
+	p[size - 1] = (unsigned char)(tag >> 8);
+}
+
+bool work_check(const unsigned char *p, uint64_t size, uint64_t tag)
+{
+	return p[0] == (unsigned char)tag && p[size - 1] == (unsigned char)(tag >> 8);
+}
+
+/* Resident set now, in KiB: what the allocator kept after the work freed everything. */
+static long rss_kib(void)
+{
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: allocwork [-t THREADS] [-s SCALE] [--json] WORKLOAD\n"
+		   "  -t THREADS  threads (prodcons: THREADS/2 producer/consumer pairs); default 1\n"
+		   "  -s SCALE    multiplies the amount of work; default 1\n"
+		   "  --json      one JSON object instead of a line of text\n"
+		   "  workloads:\n");
+	for (size_t i = 0; i < NR_WORKLOADS; i++)
+		fprintf(f, "    %-9s %s\n", workloads[i]->name, workloads[i]->stresses);
+}
+
+static long number(const char *s)
+{
+	char *end;
+	long v = strtol(s ? s : "", &end, 10);
+
+	return s && *s && !*end && v > 0 && v <= 4096 ? v : -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct work_args a = { 1, 1 };
+	const struct workload *w = NULL;
+	struct work_result r = { 0 };
+	struct timespec t0, t1;
+	bool json = false;
+	double secs;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-t") || !strcmp(argv[i], "-s")) {
+			long v = number(argv[i + 1]);
+
+			if (v < 0) {
+				fprintf(stderr, "allocwork: %s needs a number from 1 to 4096\n", argv[i]);
+				return 2;
+			}
+			*(argv[i][1] == 't' ? &a.threads : &a.scale) = v;
+			i++;
+		} else if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else {
+			for (size_t k = 0; k < NR_WORKLOADS; k++)
+				if (!strcmp(argv[i], workloads[k]->name))
+					w = workloads[k];
+			if (!w) {
+				fprintf(stderr, "allocwork: unknown workload %s\n", argv[i]);
+				usage(stderr);
+				return 2;
+			}
+		}
+	}
+	if (!w) {
+		usage(stderr);
+		return 2;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	w->run(&a, &r);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (json)
+		printf("{\"schema\":\"uvmalloc.allocwork/1\",\"workload\":\"%s\",\"threads\":%ld,\"scale\":%ld,"
+		       "\"ops\":%llu,\"seconds\":%.6f,\"checksum\":\"%016llx\",\"rss_end_kib\":%ld,\"corrupt\":%s}\n",
+		       w->name, a.threads, a.scale, (unsigned long long)r.ops, secs, (unsigned long long)r.checksum,
+		       rss_kib(), r.corrupt ? "true" : "false");
+	else
+		printf("%s: %llu allocations in %.3f s (%.1f M/s), checksum %016llx, RSS at the end %ld KiB%s\n", w->name,
+		       (unsigned long long)r.ops, secs, (double)r.ops / secs / 1e6, (unsigned long long)r.checksum, rss_kib(),
+		       r.corrupt ? ", CORRUPT" : "");
+	if (r.corrupt)
+		fprintf(stderr, "allocwork: %s: a block did not hold what was written into it\n", w->name);
+	return r.corrupt ? 1 : 0;
+}

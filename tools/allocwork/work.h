@@ -1,0 +1,52 @@
+/*
+ * work.h - the classic allocator workloads of the peer comparison.  Each
+ * one calls only malloc & co., so whichever allocator LD_PRELOAD puts
+ * under the program runs the identical work, and each returns a checksum
+ * that depends only on the work (never on addresses): every allocator must
+ * print the same one.
+ */
+#ifndef ALLOCWORK_WORK_H
+#define ALLOCWORK_WORK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct work_args {
+	long threads; /* -t: threads (pairs of threads for prodcons) */
+	long scale;   /* -s: multiplies the amount of work */
+};
+
+struct work_result {
+	uint64_t ops;      /* allocations made */
+	uint64_t checksum; /* of the contents read back; same on every allocator */
+	bool corrupt;      /* a block did not hold what was written into it */
+};
+
+struct workload {
+	const char *name;
+	const char *stresses; /* one line for the listing and the README */
+	void (*run)(const struct work_args *a, struct work_result *r);
+};
+
+extern const struct workload work_larson, work_prodcons, work_mixed, work_realloc, work_frag;
+
+/* xorshift64: a cheap, per-thread random stream. */
+static inline uint64_t work_rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Runs fn(ctx + i * stride) on n threads at once and waits for them. */
+int work_threads(long n, void *(*fn)(void *), void *ctx, size_t stride);
+
+/* Adds up n lanes' results: structs stride bytes apart, each starting with its struct work_result. */
+void work_sum(struct work_result *r, const void *lanes, long n, size_t stride);
+
+/* Writes a block's first and last bytes from a tag; work_check reads them back. */
+void work_fill(unsigned char *p, uint64_t size, uint64_t tag);
+bool work_check(const unsigned char *p, uint64_t size, uint64_t tag);
+
+#endif
