@@ -38,6 +38,7 @@ struct slab {
 	void *_Atomic remote;       /* frees by other threads */
 	char *bump, *end;           /* never-used objects */
 	unsigned used, size, cls, full;
+	unsigned start;             /* offset of the first object: SLAB_HEADER, or the size's alignment up to a page */
 	uint32_t recip;             /* ceil(2^32 / size): offsets divide by a multiply on free */
 	struct list_head link;      /* the owner's partial or full list, or an orphan list */
 	struct vmap_area *va;
@@ -87,7 +88,20 @@ static size_t class_size(unsigned cls)
 	return ((size_t)1 << shift) + ((size_t)((cls - 8) % 4 + 1) << (shift - 2));
 }
 
-/* The smallest class at least size whose objects all sit on an align boundary (objects start 128-aligned). */
+/*
+ * Where a class's first object starts: past the header, on the largest
+ * power of two (up to a page) that divides the size, so that every object
+ * is aligned as its size allows.  Power-of-two classes of 256 B and up
+ * lose no object by it: the header's room was tail slack anyway.
+ */
+static unsigned first_object(size_t size)
+{
+	size_t a = size & -size;
+
+	return (unsigned)(a < SLAB_HEADER ? SLAB_HEADER : a > UVM_PAGE_SIZE ? UVM_PAGE_SIZE : a);
+}
+
+/* The smallest class at least size whose objects all sit on an align boundary. */
 static unsigned class_for(size_t size, size_t align)
 {
 	unsigned c = class_of(size);
@@ -126,8 +140,9 @@ static struct slab *new_slab(struct heap *h, unsigned cls)
 	s->size = (unsigned)class_size(cls);
 	s->recip = (uint32_t)(((1ull << 32) + s->size - 1) / s->size);
 	s->cls = cls;
-	s->bump = (char *)s + SLAB_HEADER;
-	s->end = (char *)s + SLAB_SIZE - (SLAB_SIZE - SLAB_HEADER) % s->size;
+	s->start = first_object(s->size);
+	s->bump = (char *)s + s->start;
+	s->end = (char *)s + SLAB_SIZE - (SLAB_SIZE - s->start) % s->size;
 	s->used = s->full = 0;
 	s->va = va;
 	atomic_fetch_add_explicit(&sl.slabs, 1, memory_order_relaxed);
@@ -255,7 +270,7 @@ size_t slab_max(void) { return uvm__slab_max; }
 
 bool slab_serves_aligned(size_t size, size_t align)
 {
-	return size <= uvm__slab_max && align <= SLAB_HEADER && class_size(class_for(size, align)) <= uvm__slab_max;
+	return size <= uvm__slab_max && align <= UVM_PAGE_SIZE && class_size(class_for(size, align)) <= uvm__slab_max;
 }
 
 /* ------------------------------------------------------- allocation */
@@ -364,7 +379,7 @@ void *slab_alloc(size_t size, size_t align)
  */
 static bool on_list(const struct slab *s, const void *p, const void *list)
 {
-	const char *lo = (const char *)s + SLAB_HEADER, *hi = (const char *)s + SLAB_SIZE;
+	const char *lo = (const char *)s + s->start, *hi = (const char *)s + SLAB_SIZE;
 
 	for (size_t steps = SLAB_SIZE / s->size; list && steps; steps--, list = *(void *const *)list) {
 		if ((const char *)list < lo || (const char *)list >= hi)
@@ -421,7 +436,7 @@ static enum slab_ptr check(const void *p, struct slab **out)
 	if (!s)
 		return SLAB_NONE;
 	off = (size_t)((const char *)p - (const char *)s);
-	if (off < SLAB_HEADER || !on_boundary(s, off - SLAB_HEADER) || (const char *)p >= s->bump)
+	if (off < s->start || !on_boundary(s, off - s->start) || (const char *)p >= s->bump)
 		return SLAB_BAD;
 	if (((const uintptr_t *)p)[1] == sl.key && already_free(s, p))
 		return SLAB_BAD;

@@ -41,14 +41,22 @@ Test(slab, classes_fit_sizes)
 	uvm_free(big);
 }
 
+/* Alignments up to a page come from slabs (a class whose size is a multiple of the alignment), not areas. */
 Test(slab, aligned_objects)
 {
-	for (size_t align = 16; align <= 128; align <<= 1)
+	for (size_t align = 16; align <= 4096; align <<= 1)
 		for (size_t size = 1; size < 3000; size += 37) {
-			void *p = uvm_aligned_alloc(align, size);
+			void *p = uvm_aligned_alloc(align, size), *q = uvm_aligned_alloc(align, size);
 
 			cr_assert_eq((uintptr_t)p % align, 0, "aligned_alloc(%zu, %zu) = %p", align, size, p);
+			cr_assert_eq((uintptr_t)q % align, 0, "aligned_alloc(%zu, %zu) = %p", align, size, q);
+			if (align <= 2048 && size <= 2048)
+				cr_assert_lt(uvm_malloc_usable_size(p), 4096, "aligned_alloc(%zu, %zu) is not a slab object", align, size);
+			memset(p, 1, size);
+			memset(q, 2, size);
+			cr_assert_eq(((unsigned char *)p)[size - 1], 1);
 			uvm_free(p);
+			uvm_free(q);
 		}
 }
 
