@@ -168,9 +168,10 @@ static int shrink(struct vmap_area *va, uintptr_t new_end)
 	/* A hugetlb body splits only on a 2 MiB boundary: such an area moves instead. */
 	if (va->flags & VA_HUGETLB)
 		return ENOMEM;
-	tail = vn_busy_split(va, new_end);
+	tail = meta_va_alloc();
 	if (!tail)
 		return ENOMEM;
+	vn_busy_split(va, new_end, tail);
 	pcp_count_alloc(); /* the tail is freed as an area of its own: keep allocs - frees = live */
 	area_free(tail);
 	return 0;

@@ -6,7 +6,6 @@
  * across an allocation of our own would deadlock once we are malloc.  As in
  * the kernel since v6.9, output is sorted within a node, not across nodes.
  */
-#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
 #include <string.h>

@@ -5,7 +5,6 @@
  * back to others rather than fail (no __GFP_THISNODE).  libnuma's own
  * set-up allocates, so everything here runs once, at init.
  */
-#define _GNU_SOURCE
 #include "numa_node.h"
 
 #include <errno.h>

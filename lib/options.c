@@ -4,7 +4,6 @@
  * Values are numbers with an optional K/M/G/T suffix (powers of 1024).  A
  * value that does not parse keeps the default and says so on stderr.
  */
-#define _GNU_SOURCE
 #include "options.h"
 
 #include "init.h"

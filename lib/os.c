@@ -1,7 +1,6 @@
 /*
  * os.c - the only file of lib/ that talks to the kernel's memory manager.
  */
-#define _GNU_SOURCE /* mremap */
 #include "os.h"
 
 #include "descriptor.h"

@@ -18,7 +18,6 @@
  * PCP_HIGH_MIN_PAGES, or by a quarter towards 0 for a thread that did
  * nothing since the last decay, and the excess drains.
  */
-#define _GNU_SOURCE
 #include "pcp.h"
 
 #include <errno.h>
@@ -52,6 +51,12 @@ struct pcp {
 	uint64_t ops, ops_at_decay;
 	uint64_t allocs, frees, hits, misses, drained;
 	struct list_head link; /* in the registry */
+	/*
+	 * Area objects that trims take and merges give back, so the thread's
+	 * splits and joins stay off the metadata lock (shared by all threads).
+	 */
+	struct list_head spare;
+	size_t nr_spare;
 	struct pcp_list lists[]; /* [nid * PCP_ORDERS + order] */
 };
 
@@ -164,6 +169,7 @@ static void init_pcp(void *obj)
 	struct pcp *p = obj;
 
 	p->high = PCP_HIGH_MIN_PAGES < reg.high_max ? PCP_HIGH_MIN_PAGES : reg.high_max;
+	list_init(&p->spare);
 	for (size_t i = 0; i < (size_t)reg.nodes * PCP_ORDERS; i++)
 		list_init(&p->lists[i].head);
 }
@@ -191,9 +197,10 @@ static void fold_counters(struct pcp *p)
 	reg.drained += p->drained;
 }
 
-/* Unregister p (its lists empty) and keep the struct for the next thread. */
+/* Unregister p (its lists empty) and keep the struct for the next thread, which starts it afresh. */
 static void retire(struct pcp *p)
 {
+	meta_va_free_list(&p->spare);
 	uvm_lock(&reg.thr.lock);
 	fold_counters(p);
 	thr_retire_locked(&reg.thr, p);
@@ -253,6 +260,31 @@ static void put_locked(struct pcp *p, struct vmap_area *va, struct list_head *ou
 		drain_locked(p, p->high > PCP_BATCH_PAGES ? p->high - PCP_BATCH_PAGES : 0, out);
 }
 
+/* A spare area object, under p's lock: the thread's own, else a fresh one. */
+static struct vmap_area *spare_get(struct pcp *p)
+{
+	struct vmap_area *va;
+
+	if (!p->nr_spare)
+		return meta_va_alloc();
+	va = list_first_entry(&p->spare, struct vmap_area, list);
+	list_del(&va->list);
+	p->nr_spare--;
+	return va;
+}
+
+#define PCP_SPARE_MAX 32
+
+static void spare_put(struct pcp *p, struct vmap_area *va)
+{
+	if (p->nr_spare >= PCP_SPARE_MAX) {
+		meta_va_free(va);
+		return;
+	}
+	list_add(&va->list, &p->spare);
+	p->nr_spare++;
+}
+
 /* A larger area than asked for is cut to size (the buddy's expand()); the tail stays cached, whole. */
 static void trim(struct pcp *p, struct vmap_area *va, size_t pages)
 {
@@ -260,8 +292,14 @@ static void trim(struct pcp *p, struct vmap_area *va, size_t pages)
 	LIST_HEAD(out);
 
 	/* A one-page tail could never serve an area (a guard page and nothing usable): the caller gets it too. */
-	if (va_pages(va) < pages + 2 || !(tail = vn_busy_split(va, va->va_start + (pages << UVM_PAGE_SHIFT))))
+	if (va_pages(va) < pages + 2)
+		return;
+	pcp_lock(p);
+	tail = spare_get(p);
+	pcp_unlock(p);
+	if (!tail)
 		return; /* out of metadata: the whole area is handed out */
+	vn_busy_split(va, va->va_start + (pages << UVM_PAGE_SHIFT), tail);
 	pcp_lock(p);
 	put_locked(p, tail, &out);
 	pcp_unlock(p);
@@ -297,7 +335,7 @@ static void merge_next(struct pcp *p, struct vmap_area *va)
 		va->flags |= next->flags & (VA_HUGE | VA_MOVED | VA_REUSED);
 		vn_busy_erase(next);
 		vn_busy_resize(va, next->va_end);
-		meta_va_free(next);
+		spare_put(p, next);
 	}
 }
 
@@ -420,16 +458,20 @@ void pcp_decay_maybe(void)
 void pcp_drain_all(void)
 {
 	LIST_HEAD(out);
+	LIST_HEAD(spares);
 	struct pcp *p;
 
 	uvm_lock(&reg.thr.lock);
 	list_for_each_entry(p, &reg.thr.live, link) {
 		pcp_lock(p);
 		drain_locked(p, 0, &out);
+		list_splice_tail(&p->spare, &spares);
+		p->nr_spare = 0;
 		pcp_unlock(p);
 	}
 	uvm_unlock(&reg.thr.lock);
 	purge_free_lazily(&out);
+	meta_va_free_list(&spares);
 }
 
 size_t pcp_high(void)

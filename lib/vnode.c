@@ -2,12 +2,11 @@
  * vnode.c - per-node busy trees, lazy trees and size-class pools.
  *
  * The fast paths: an allocation served by a pool takes the owner node's
- * pool lock and then the address node's busy lock; a free takes the busy
- * lock and then the owner's lazy lock.  Neither touches the free tree's
+ * pool lock and then its busy lock; a free takes the busy lock and then
+ * the lazy lock, both the owner's.  Neither touches the free tree's
  * global lock; the only global word they share is the lazy page count, an
  * atomic (the kernel's vmap_lazy_nr).
  */
-#define _GNU_SOURCE
 #include "vnode.h"
 
 #include <errno.h>
@@ -77,16 +76,26 @@ int vn_init(unsigned nr)
 
 unsigned vn_count(void) { return nr_nodes; }
 
-/* Userspace difference: threads, not CPUs.  sched_getcpu() reads rseq in glibc 2.35+, no syscall. */
+/*
+ * Userspace difference: threads, not CPUs.  Each thread gets the next node
+ * round robin on its first slow-path allocation and keeps it, so up to
+ * nr_nodes threads (one per CPU by default) never share a node's locks,
+ * and the areas a thread's cache trims and merges are all filed under its
+ * own node.  The CPU would not do: a thread's areas outlive its migrations,
+ * so their owners would mix and every thread would take every lock.
+ */
 unsigned vn_owner_id(void)
 {
-	int cpu = sched_getcpu();
+	static _Atomic unsigned next;
+	static __thread unsigned id __attribute__((tls_model("initial-exec")));
 
-	return cpu < 0 ? 0 : (unsigned)cpu % nr_nodes;
+	if (!id)
+		id = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) % nr_nodes + 1;
+	return id - 1;
 }
 
-/* addr_to_node_id(): the address space is striped in 16-page zones round-robin over nodes. */
-static unsigned addr_to_id(uintptr_t addr) { return (unsigned)((addr / VN_ZONE_SIZE) % nr_nodes); }
+/* The node an area is filed under while it is busy or lazy: its owner's, fixed from allocation to free. */
+static struct vmap_node *owner_node(const struct vmap_area *va) { return &nodes[va_owner(va) % nr_nodes]; }
 
 /* ------------------------------------------------------ address-keyed sets */
 
@@ -166,7 +175,7 @@ static size_t set_snapshot(struct va_set *s, uintptr_t after, struct vmap_area *
 
 void vn_busy_insert(struct vmap_area *va)
 {
-	struct vmap_node *vn = &nodes[addr_to_id(va->va_start)];
+	struct vmap_node *vn = owner_node(va);
 
 	uvm_lock(&vn->busy.lock);
 	set_insert(&vn->busy, va);
@@ -174,10 +183,9 @@ void vn_busy_insert(struct vmap_area *va)
 	atomic_store_explicit(arena_slot(va->va_start), va, memory_order_release);
 }
 
-/* The area was filed under the zone of its start, so its start names the node. */
 void vn_busy_erase(struct vmap_area *va)
 {
-	struct vmap_node *vn = &nodes[addr_to_id(va->va_start)];
+	struct vmap_node *vn = owner_node(va);
 
 	atomic_store_explicit(arena_slot(va->va_start), NULL, memory_order_relaxed);
 	uvm_lock(&vn->busy.lock);
@@ -186,15 +194,14 @@ void vn_busy_erase(struct vmap_area *va)
 }
 
 /*
- * find_vmap_area(): an area spanning several zones is filed under the zone of
- * its start, so probe backwards.  An area in a thread cache holds addr too,
- * but is free as far as users are concerned.
+ * find_vmap_area() for any byte of an area: every node may hold it, so each
+ * is asked (the page map is the fast way, from an area's start).  An area
+ * in a thread cache holds addr too, but is free as far as users are
+ * concerned.
  */
 int vn_busy_lookup(uintptr_t addr, struct vmap_area *out)
 {
-	unsigned id = addr_to_id(addr);
-
-	for (unsigned tried = 0; tried < nr_nodes; tried++, id = (id + nr_nodes - 1) % nr_nodes) {
+	for (unsigned id = 0; id < nr_nodes; id++) {
 		struct vmap_node *vn = &nodes[id];
 		struct vmap_area *va;
 		bool live = false;
@@ -212,7 +219,7 @@ int vn_busy_lookup(uintptr_t addr, struct vmap_area *out)
 
 void vn_busy_resize(struct vmap_area *va, uintptr_t new_end)
 {
-	struct vmap_node *vn = &nodes[addr_to_id(va->va_start)];
+	struct vmap_node *vn = owner_node(va);
 
 	uvm_lock(&vn->busy.lock);
 	seq_begin(&vn->busy);
@@ -222,19 +229,14 @@ void vn_busy_resize(struct vmap_area *va, uintptr_t new_end)
 	uvm_unlock(&vn->busy.lock);
 }
 
-struct vmap_area *vn_busy_split(struct vmap_area *va, uintptr_t at)
+void vn_busy_split(struct vmap_area *va, uintptr_t at, struct vmap_area *tail)
 {
-	struct vmap_area *tail = meta_va_alloc();
-
-	if (!tail)
-		return NULL;
 	*tail = *va;
 	tail->va_start = at;
 	atomic_store_explicit(&tail->live, 0, memory_order_relaxed); /* the caller frees or caches it */
 	vn_busy_resize(va, at);
 	os_guard_install(at - UVM_PAGE_SIZE, UVM_PAGE_SIZE);
 	vn_busy_insert(tail);
-	return tail;
 }
 
 size_t vn_busy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max)
@@ -246,7 +248,7 @@ size_t vn_busy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, siz
 
 size_t vn_lazy_add(struct vmap_area *va)
 {
-	struct vmap_node *vn = &nodes[va_owner(va) % nr_nodes];
+	struct vmap_node *vn = owner_node(va);
 
 	uvm_lock(&vn->lazy.lock);
 	set_insert(&vn->lazy, va);
@@ -324,7 +326,7 @@ struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned 
 
 void vn_pool_put(struct vmap_area *va)
 {
-	struct vmap_node *vn = &nodes[va_owner(va) % nr_nodes];
+	struct vmap_node *vn = owner_node(va);
 	struct vmap_pool *vp = &vn->pools.pool[va_pages(va) - 1];
 
 	uvm_lock(&vn->pools.lock);

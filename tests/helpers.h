@@ -2,7 +2,6 @@
 #ifndef UVM_TEST_HELPERS_H
 #define UVM_TEST_HELPERS_H
 
-#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <sched.h>
 #include <stdbool.h>

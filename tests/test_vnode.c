@@ -1,10 +1,11 @@
 /*
  * tests/test_vnode.c - vmap nodes (lib/vnode.c): a lookup from any byte of an
- * area finds it, across zones and nodes; owners; a second region when the
- * first is full.
+ * area finds it across nodes; busy areas filed under their owner thread's
+ * node; a second region when the first is full.
  */
 #include "helpers.h"
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "arena.h"
@@ -14,7 +15,7 @@
 
 static void four_nodes(void) { setenv("UVM_NODES", "4", 1); }
 
-/* An area spanning many 64 KiB zones is filed under its start's node; every interior pointer must find it. */
+/* Every pointer into an area, of any size, finds it whichever node it is filed under. */
 Test(vnode, lookup_from_any_pointer_into_an_area, .init = four_nodes)
 {
 	size_t sizes[] = { 4096, 15 * 4096, 16 * 4096, 100 * 4096, 1000 * 4096 };
@@ -43,27 +44,46 @@ Test(vnode, lookup_from_any_pointer_into_an_area, .init = four_nodes)
 	cr_assert_not_null(area_find((uintptr_t)p[4]));
 }
 
-/* Areas start on different zones, so they spread over the nodes' busy trees. */
-Test(vnode, busy_areas_spread_over_nodes, .init = four_nodes)
+/* A thread's areas are filed under its own node; the next thread gets the next node. */
+static void *alloc_some(void *arg)
 {
-	enum { N = 64 };
-	char *p[N];
-	struct vmap_area buf[N];
-	size_t per_node[4], total = 0;
+	char **p = arg;
 
-	for (int i = 0; i < N; i++)
-		p[i] = uvm_vmalloc(15 * 4096); /* 16 pages with the guard: one zone each */
-	for (unsigned id = 0; id < 4; id++) {
-		per_node[id] = vn_busy_snapshot(id, 0, buf, N);
-		total += per_node[id];
-		for (size_t k = 0; k < per_node[id]; k++)
-			cr_assert_eq((buf[k].va_start / VN_ZONE_SIZE) % 4, id, "area filed under the wrong node");
-	}
-	cr_assert_eq(total, N);
+	for (int i = 0; i < 16; i++)
+		p[i] = uvm_vmalloc(15 * 4096);
+	return NULL;
+}
+
+static size_t filed_under(unsigned id, char **p, int n)
+{
+	struct vmap_area buf[64];
+	size_t k = vn_busy_snapshot(id, 0, buf, 64), found = 0;
+
+	for (size_t j = 0; j < k; j++)
+		for (int i = 0; i < n; i++)
+			found += buf[j].va_start == (uintptr_t)p[i];
+	return found;
+}
+
+Test(vnode, busy_areas_filed_by_owner_thread, .init = four_nodes)
+{
+	char *mine[16], *theirs[16];
+	pthread_t t;
+	unsigned me;
+
+	alloc_some(mine);
+	me = vn_owner_id();
+	cr_assert_eq(pthread_create(&t, NULL, alloc_some, theirs), 0);
+	pthread_join(t, NULL);
+	cr_assert_eq(filed_under(me, mine, 16), 16, "my areas are not all under my node %u", me);
+	cr_assert_eq(filed_under((me + 1) % 4, theirs, 16), 16, "the next thread's areas are not under node %u", (me + 1) % 4);
 	for (unsigned id = 0; id < 4; id++)
-		cr_assert_geq(per_node[id], N / 4 - 1, "node %u holds %zu of %d", id, per_node[id], N);
-	for (int i = 0; i < N; i++)
-		uvm_vfree(p[i]);
+		if (id != me)
+			cr_assert_eq(filed_under(id, mine, 16), 0);
+	for (int i = 0; i < 16; i++) {
+		uvm_vfree(mine[i]);
+		uvm_vfree(theirs[i]);
+	}
 }
 
 static void small_regions(void) { setenv("UVM_ARENA_SIZE", "64M", 1); }

@@ -3,7 +3,6 @@
  * and reports what it did and how long the work took (start-up excluded).
  * tools/vmcompare runs it under each allocator in turn.
  */
-#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,6 @@
  * "avg" is the wall time of one whole call (all test_loop_count
  * iterations) averaged over the repeats.
  */
-#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -2,7 +2,6 @@
  * snapshot.c - walking the target's trees and lists through
  * process_vm_readv, with the layout the descriptor gives.
  */
-#define _GNU_SOURCE
 #include "snapshot.h"
 
 #include <stdio.h>

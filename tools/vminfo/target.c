@@ -2,7 +2,6 @@
  * target.c - reading another process: process_vm_readv for memory,
  * libdwfl for its modules, symbol tables and the descriptor's address.
  */
-#define _GNU_SOURCE
 #include "target.h"
 
 #include <elfutils/libdwfl.h>

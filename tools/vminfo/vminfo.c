@@ -5,7 +5,6 @@
  * through its modules' symbol tables and read its memory with
  * process_vm_readv (target.c, snapshot.c).
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
