@@ -116,7 +116,10 @@ void area_free(struct vmap_area *va)
 	if (pcp_put(va))
 		return;
 	list_add(&va->list, &one);
-	purge_free_lazily(&one);
+	if (va_owner(va) != vn_owner_id())
+		purge_free_backed(&one);
+	else
+		purge_free_lazily(&one);
 }
 
 /* The area in a busy tree that starts at addr (live or cached), or NULL. */

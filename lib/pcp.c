@@ -235,9 +235,10 @@ int pcp_init(unsigned nodes)
 
 /* ------------------------------------------------------------ fast paths */
 
+/* Another thread's area goes back to its owner's pool instead (area_free): this cache may never use it. */
 static bool cacheable(const struct pcp *p, const struct vmap_area *va)
 {
-	return p && reg.enabled && va_pages(va) <= reg.high_max;
+	return p && reg.enabled && va_pages(va) <= reg.high_max && va_owner(va) == vn_owner_id();
 }
 
 /* Cache va as p's hottest area of its order; over high, grow high or drain the coldest onto out. */

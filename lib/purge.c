@@ -186,6 +186,27 @@ void purge_free_lazily(struct list_head *vas)
 	purge_if_over(lazy);
 }
 
+void purge_free_backed(struct list_head *vas)
+{
+	struct vmap_area *va, *n;
+	size_t pooled, lazy = 0;
+
+	if (list_empty(vas))
+		return;
+	pooled = vn_pooled_pages();
+	list_for_each_entry_safe(va, n, vas, list) {
+		list_del(&va->list);
+		vn_busy_erase(va);
+		if (va_pages(va) <= VN_POOL_PAGES && pooled + va_pages(va) <= purge.lazy_max) {
+			pooled += va_pages(va);
+			vn_pool_put(va);
+		} else {
+			lazy = vn_lazy_add(va);
+		}
+	}
+	purge_if_over(lazy);
+}
+
 void purge_stats(struct uvm_stats *st)
 {
 	uvm_lock(&purge.lock);

@@ -204,16 +204,29 @@ static void *free_it(void *p)
 	return uvm_vmalloc(5 * 4096);
 }
 
-/* A free lands in the freeing thread's cache, as a page freed on another CPU lands in that CPU's pcp. */
-Test(pcp, free_goes_to_the_freeing_thread)
+/*
+ * Another thread's free goes back to the owner (its node's pool, pages and
+ * all), not into the freeing thread's cache, which may never allocate: the
+ * owner's next miss of that size gets it back with no fault.
+ */
+Test(pcp, free_goes_back_to_its_owner)
 {
-	char *p = uvm_vmalloc(5 * 4096);
+	char *p = uvm_vmalloc(5 * 4096), *q;
 	void *got;
 	pthread_t t;
+	struct uvm_stats before, st;
 
+	p[0] = 1;
+	before = stats();
 	cr_assert_eq(pthread_create(&t, NULL, free_it, p), 0);
 	cr_assert_eq(pthread_join(t, &got), 0);
-	cr_assert_eq(got, p, "the other thread reused what it freed");
+	cr_assert_neq(got, p, "the freeing thread kept another thread's area");
+	st = stats();
+	cr_assert_eq(st.pooled_count, before.pooled_count + 1, "the area is not in its owner's pool");
+	q = uvm_vmalloc(5 * 4096);
+	cr_assert_eq(q, p, "the owner did not get its area back");
+	cr_assert_eq(q[0], 1, "the pages were given back on the way");
+	uvm_vfree(q);
 	uvm_vfree(got);
 }
 
