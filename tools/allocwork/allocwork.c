@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procstat.h"
 #include "work.h"
 
 static const struct workload *const workloads[] = { &work_larson, &work_prodcons, &work_mixed, &work_realloc, &work_frag };
@@ -53,20 +54,6 @@ void work_fill(unsigned char *p, uint64_t size, uint64_t tag)
 bool work_check(const unsigned char *p, uint64_t size, uint64_t tag)
 {
 	return p[0] == (unsigned char)tag && p[size - 1] == (unsigned char)(tag >> 8);
-}
-
-/* Resident set now, in KiB: what the allocator kept after the work freed everything. */
-static long rss_kib(void)
-{
-	long pages = 0, rss = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-
-	if (f) {
-		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
-			rss = 0;
-		fclose(f);
-	}
-	return rss * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 static void usage(FILE *f)
@@ -133,13 +120,14 @@ int main(int argc, char **argv)
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (json)
 		printf("{\"schema\":\"uvmalloc.allocwork/1\",\"workload\":\"%s\",\"threads\":%ld,\"scale\":%ld,"
-		       "\"ops\":%llu,\"seconds\":%.6f,\"checksum\":\"%016llx\",\"rss_end_kib\":%ld,\"corrupt\":%s}\n",
+		       "\"ops\":%llu,\"seconds\":%.6f,\"checksum\":\"%016llx\",\"peak_rss_kib\":%ld,\"rss_end_kib\":%ld,"
+		       "\"corrupt\":%s}\n",
 		       w->name, a.threads, a.scale, (unsigned long long)r.ops, secs, (unsigned long long)r.checksum,
-		       rss_kib(), r.corrupt ? "true" : "false");
+		       peak_rss_kib(), rss_kib(), r.corrupt ? "true" : "false");
 	else
-		printf("%s: %llu allocations in %.3f s (%.1f M/s), checksum %016llx, RSS at the end %ld KiB%s\n", w->name,
-		       (unsigned long long)r.ops, secs, (double)r.ops / secs / 1e6, (unsigned long long)r.checksum, rss_kib(),
-		       r.corrupt ? ", CORRUPT" : "");
+		printf("%s: %llu allocations in %.3f s (%.1f M/s), checksum %016llx, peak RSS %ld KiB, at the end %ld KiB%s\n",
+		       w->name, (unsigned long long)r.ops, secs, (double)r.ops / secs / 1e6, (unsigned long long)r.checksum,
+		       peak_rss_kib(), rss_kib(), r.corrupt ? ", CORRUPT" : "");
 	if (r.corrupt)
 		fprintf(stderr, "allocwork: %s: a block did not hold what was written into it\n", w->name);
 	return r.corrupt ? 1 : 0;

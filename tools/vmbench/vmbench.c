@@ -20,6 +20,7 @@
 #include <x86intrin.h>
 
 #include "cases.h"
+#include "procstat.h"
 
 struct params {
 	long run_test_mask, nr_threads, nr_pages, test_loop_count, test_repeat_count;
@@ -222,7 +223,7 @@ static void print_json(const struct worker *w, long n, const struct params *p)
 		}
 		printf("]}");
 	}
-	printf("]}\n");
+	printf("],\"peak_rss_kib\":%ld}\n", peak_rss_kib());
 }
 
 /* A progress line on stderr once a run has taken more than two seconds. */
