@@ -15,6 +15,7 @@
 #include "numa_node.h"
 #include "pcp.h"
 #include "purge.h"
+#include "trace.h"
 #include "uvmalloc.h"
 
 /* No request can be larger than a 47-bit user address space; this also keeps every sum below from overflowing. */
@@ -62,16 +63,33 @@ void *uvm__alloc(size_t size, size_t align, int zero, int node, bool huge, const
 	return (void *)va->va_start;
 }
 
-void *uvm_vmalloc(size_t size) { return uvm__alloc(size, UVM_PAGE_SIZE, 0, -1, false, CALLER()); }
-void *uvm_vzalloc(size_t size) { return uvm__alloc(size, UVM_PAGE_SIZE, 1, -1, false, CALLER()); }
-void *uvm_vmalloc_huge(size_t size) { return uvm__alloc(size, UVM_PAGE_SIZE, 0, -1, true, CALLER()); }
-void *uvm_vmalloc_aligned(size_t size, size_t align) { return uvm__alloc(size, align, 0, -1, false, CALLER()); }
+/* The uvm_v* entry points: uvm__alloc, but one call in uvm__trace_sample is timed and reported while vmtrace samples. */
+static uvm_noinline void *alloc_sampled(size_t size, size_t align, int zero, int node, bool huge, const void *caller)
+{
+	uint64_t t0 = trace_now_ns();
+	void *p = uvm__alloc(size, align, zero, node, huge, caller);
+
+	trace_alloc(size, align, p, caller, t0, 1);
+	return p;
+}
+
+static inline void *api_alloc(size_t size, size_t align, int zero, int node, bool huge, const void *caller)
+{
+	if (unlikely(trace_sample_due()))
+		return alloc_sampled(size, align, zero, node, huge, caller);
+	return uvm__alloc(size, align, zero, node, huge, caller);
+}
+
+void *uvm_vmalloc(size_t size) { return api_alloc(size, UVM_PAGE_SIZE, 0, -1, false, CALLER()); }
+void *uvm_vzalloc(size_t size) { return api_alloc(size, UVM_PAGE_SIZE, 1, -1, false, CALLER()); }
+void *uvm_vmalloc_huge(size_t size) { return api_alloc(size, UVM_PAGE_SIZE, 0, -1, true, CALLER()); }
+void *uvm_vmalloc_aligned(size_t size, size_t align) { return api_alloc(size, align, 0, -1, false, CALLER()); }
 
 void *uvm_vmalloc_node(size_t size, int node)
 {
 	if (node < -1)
 		return fail(EINVAL);
-	return uvm__alloc(size, UVM_PAGE_SIZE, 0, node, false, CALLER());
+	return api_alloc(size, UVM_PAGE_SIZE, 0, node, false, CALLER());
 }
 
 /* The live area that starts at p, or an abort naming fn: only uvm_* pointers come here. */

@@ -28,6 +28,7 @@
 #include "os.h"
 #include "pcp.h"
 #include "purge.h"
+#include "trace.h"
 #include "vnode.h"
 
 static void guard_install(uintptr_t page) { os_guard_install(page, UVM_PAGE_SIZE); }
@@ -62,6 +63,7 @@ static struct vmap_area *alloc_fresh(unsigned nid, size_t size, size_t align, bo
 		meta_va_free(va);
 		return NULL;
 	}
+	UVM_TRACE(tree_alloc, va->va_start, size, align);
 	va->flags = 0;
 	va_set_nid(va, nid);
 	if (huge)
@@ -80,13 +82,17 @@ static uvm_noinline struct vmap_area *alloc_slow(unsigned nid, size_t size, size
 	pcp_decay_maybe();
 	if (size <= VN_POOL_PAGES * UVM_PAGE_SIZE)
 		va = vn_pool_get(owner, size >> UVM_PAGE_SHIFT, align, nid);
-	if (va)
+	if (va) {
 		va->flags |= VA_REUSED;
-	else if (!(va = alloc_fresh(nid, size, align, huge, err)))
-		return NULL;
+	} else {
+		UVM_TRACE(pool_miss, size >> UVM_PAGE_SHIFT);
+		if (!(va = alloc_fresh(nid, size, align, huge, err)))
+			return NULL;
+	}
 	va_set_owner(va, owner);
 	vn_busy_insert(va);
-	pcp_count_alloc();
+	pcp_count_alloc(area_usable(va));
+	trace_snapshot();
 	return va;
 }
 
@@ -175,7 +181,7 @@ static int shrink(struct vmap_area *va, uintptr_t new_end)
 	if (!tail)
 		return ENOMEM;
 	vn_busy_split(va, new_end, tail);
-	pcp_count_alloc(); /* the tail is freed as an area of its own: keep allocs - frees = live */
+	pcp_count_alloc(area_usable(tail)); /* the tail is freed as an area of its own: keep allocs - frees = live */
 	area_free(tail);
 	return 0;
 }

@@ -23,6 +23,7 @@
 
 #include "descriptor.h"
 #include "lock.h"
+#include "trace.h"
 #include "meta.h"
 #include "numa_node.h"
 #include "options.h"
@@ -216,6 +217,7 @@ int arena_grow(unsigned nid, size_t size, size_t align)
 	va->va_end = base + want - UVM_PAGE_SIZE;
 	list_add(&va->list, &list);
 	arena_release(&list);
+	UVM_TRACE(region_new, base, want, nid);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "trace.h"
 #include "uvmalloc.h"
 #include "vmap.h"
 
@@ -40,5 +41,6 @@ void descriptor_init(void)
 	os_describe(d);
 	purge_describe(d);
 	slab_describe(d);
+	d->trace_sample = (uintptr_t)&uvm__trace_sample;
 	__atomic_store_n(&d->ready, 1, __ATOMIC_RELEASE);
 }

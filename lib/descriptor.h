@@ -49,6 +49,9 @@ struct uvm_descriptor {
 	/* counters (addresses of uint64_t) */
 	uint64_t os_mmap, os_mprotect, os_madvise, os_mremap, os_other;
 	uint64_t purges, purged_bytes, slabs;
+
+	/* appended after version 1 shipped (readers check size): the sampling period vmtrace writes, a uint32_t */
+	uint64_t trace_sample;
 };
 
 /* Fill the descriptor once set-up is done; each layer describes its own part. */

@@ -30,6 +30,7 @@
 #include "purge.h"
 #include "slab.h"
 #include "stats.h"
+#include "trace.h"
 #include "vnode.h"
 
 atomic_bool uvm_ready;
@@ -109,6 +110,7 @@ static void init_once(void)
 	if (!init_err)
 		init_err = slab_init();
 	stats_init();
+	trace_init();
 	if (!init_err)
 		init_err = arena_grow(numa_local(), 0, UVM_PAGE_SIZE);
 	if (!init_err) {

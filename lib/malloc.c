@@ -14,6 +14,7 @@
 #include "area.h"
 #include "init.h"
 #include "slab.h"
+#include "trace.h"
 #include "uvmalloc.h"
 
 /* ------------------------------------------------------- early buffer */
@@ -85,11 +86,23 @@ static uvm_noinline void *alloc_slow(size_t size, size_t align, int zero, const 
 	return uvm__alloc(size, align < UVM_PAGE_SIZE ? UVM_PAGE_SIZE : align, zero, -1, false, caller);
 }
 
+/* One call in uvm__trace_sample, while vmtrace samples: timed and reported. */
+static uvm_noinline void *alloc_sampled(size_t size, size_t align, int zero, const void *caller)
+{
+	uint64_t t0 = trace_now_ns();
+	void *p = alloc_slow(size, align, zero, caller);
+
+	trace_alloc(size, align, p, caller, t0, 0);
+	return p;
+}
+
 /* The fast path: a set-up allocator, a small size, the default alignment, no zeroing. */
 static inline void *alloc(size_t size, size_t align, int zero, const void *caller)
 {
 	void *p;
 
+	if (unlikely(trace_sample_due()))
+		return alloc_sampled(size, align, zero, caller);
 	if (likely(size - 1 < uvm__slab_max && align <= 16 && !zero &&
 		   atomic_load_explicit(&uvm_ready, memory_order_acquire)) &&
 	    (p = slab_alloc(size, 16)))

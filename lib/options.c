@@ -46,6 +46,9 @@ static const struct uvm_option table[OPT__COUNT] = {
 	[OPT_SLAB_MAX] = { "UVM_SLAB_MAX", 8 << 10, 0, 8 << 10,
 			   "largest malloc served from slabs (at most 8K); larger ones get areas of their own; 0 = no slabs" },
 	[OPT_STATS] = { "UVM_STATS", 0, 0, 1, "1 = print a summary of the allocator's statistics on stderr at exit" },
+	[OPT_TRACE_SAMPLE] = { "UVM_TRACE_SAMPLE", 0, 0, 1LL << 31,
+			       "while vmtrace traces the alloc probe, time and report one allocation in N; 0 = none "
+			       "(vmtrace --sample sets it)" },
 };
 
 static long long values[OPT__COUNT];

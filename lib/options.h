@@ -20,6 +20,7 @@ enum uvm_option_id {
 	OPT_FAKE_NUMA,  /* N pretend NUMA nodes; 0 = real */
 	OPT_SLAB_MAX,   /* bytes: the largest malloc served by slabs */
 	OPT_STATS,      /* 1 = print statistics at exit (preload) */
+	OPT_TRACE_SAMPLE, /* initial uvm__trace_sample (vmtrace sets it for a command it starts) */
 	OPT__COUNT
 };
 

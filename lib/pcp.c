@@ -34,6 +34,7 @@
 #include "os.h"
 #include "purge.h"
 #include "threads.h"
+#include "trace.h"
 #include "vnode.h"
 
 #define PCP_SCAN 8 /* entries of a list looked at for an exact fit before taking any fit */
@@ -50,6 +51,7 @@ struct pcp {
 	size_t missed;       /* pages fetched from the node since the last drain or decay */
 	uint64_t ops, ops_at_decay;
 	uint64_t allocs, frees, hits, misses, drained;
+	uint64_t alloc_bytes, free_bytes; /* usable bytes of the areas handed out and freed */
 	struct list_head link; /* in the registry */
 	/*
 	 * Area objects that trims take and merges give back, so the thread's
@@ -62,12 +64,12 @@ struct pcp {
 
 static struct {
 	struct thr_registry thr; /* the caches; its lock also guards the counters of exited threads */
-	uint64_t allocs, frees, hits, misses, drained;
+	uint64_t allocs, frees, hits, misses, drained, alloc_bytes, free_bytes;
 	unsigned nodes;
 	size_t high_max;
 	bool enabled;
 	_Atomic uint64_t next_decay;
-	_Atomic uint64_t stray_allocs, stray_frees; /* from threads past their exit */
+	_Atomic uint64_t stray_allocs, stray_frees, stray_alloc_bytes, stray_free_bytes; /* from threads past their exit */
 } reg = { .thr = THR_REGISTRY_INIT(reg.thr) };
 
 static __thread struct pcp *tls_pcp __attribute__((tls_model("initial-exec")));
@@ -145,7 +147,8 @@ static struct vmap_area *take_fit(struct pcp *p, struct pcp_list *l, size_t page
  */
 static void drain_locked(struct pcp *p, size_t target, struct list_head *out)
 {
-	size_t total = (size_t)reg.nodes * PCP_ORDERS;
+	size_t total = (size_t)reg.nodes * PCP_ORDERS, pages = p->pages;
+	uint64_t drained = p->drained;
 
 	for (size_t i = 0; p->pages > target; i = (i + 1) % total) {
 		struct pcp_list *l = &p->lists[i];
@@ -159,6 +162,7 @@ static void drain_locked(struct pcp *p, size_t target, struct list_head *out)
 		p->drained++;
 	}
 	p->missed = 0;
+	UVM_TRACE(cache_drain, p->drained - drained, pages - p->pages);
 }
 
 /* ---------------------------------------------------- thread lifetime */
@@ -195,6 +199,8 @@ static void fold_counters(struct pcp *p)
 	reg.hits += p->hits;
 	reg.misses += p->misses;
 	reg.drained += p->drained;
+	reg.alloc_bytes += p->alloc_bytes;
+	reg.free_bytes += p->free_bytes;
 }
 
 /* Unregister p (its lists empty) and keep the struct for the next thread, which starts it afresh. */
@@ -346,12 +352,13 @@ bool pcp_put(struct vmap_area *va)
 	LIST_HEAD(out);
 
 	if (!cacheable(p, va)) {
-		pcp_count_free();
+		pcp_count_free((va_size(va) - UVM_PAGE_SIZE));
 		return false;
 	}
 	pcp_lock(p);
 	p->ops++;
 	p->frees++;
+	p->free_bytes += (va_size(va) - UVM_PAGE_SIZE);
 	merge_next(p, va);
 	put_locked(p, va, &out);
 	pcp_unlock(p);
@@ -374,6 +381,7 @@ struct vmap_area *pcp_get(unsigned nid, size_t pages, size_t align)
 	if (va) {
 		p->hits++;
 		p->allocs++;
+		p->alloc_bytes += (pages - 1) << UVM_PAGE_SHIFT;
 	} else {
 		p->misses++;
 		p->missed += pages;
@@ -381,26 +389,33 @@ struct vmap_area *pcp_get(unsigned nid, size_t pages, size_t align)
 	pcp_unlock(p);
 	if (va)
 		trim(p, va, pages);
+	else
+		UVM_TRACE(cache_miss, pages, nid);
+	/* A program that only ever hits its caches still sends snapshots. */
+	if (!(p->ops & 255))
+		trace_snapshot();
 	return va;
 }
 
-/* Counted in the thread's own struct, or in a shared atomic once the thread is past its exit. */
-static void count_op(size_t field_offset, _Atomic uint64_t *stray)
+/* Counted in the thread's own struct, or in shared atomics once the thread is past its exit. */
+static void count_op(bool alloc, size_t bytes)
 {
 	struct pcp *p = tls_exited ? NULL : self();
 
 	if (!p) {
-		atomic_fetch_add_explicit(stray, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(alloc ? &reg.stray_allocs : &reg.stray_frees, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(alloc ? &reg.stray_alloc_bytes : &reg.stray_free_bytes, bytes, memory_order_relaxed);
 		return;
 	}
 	pcp_lock(p);
 	p->ops++;
-	(*(uint64_t *)((char *)p + field_offset))++;
+	*(alloc ? &p->allocs : &p->frees) += 1;
+	*(alloc ? &p->alloc_bytes : &p->free_bytes) += bytes;
 	pcp_unlock(p);
 }
 
-void pcp_count_alloc(void) { count_op(offsetof(struct pcp, allocs), &reg.stray_allocs); }
-void pcp_count_free(void) { count_op(offsetof(struct pcp, frees), &reg.stray_frees); }
+void pcp_count_alloc(size_t bytes) { count_op(true, bytes); }
+void pcp_count_free(size_t bytes) { count_op(false, bytes); }
 
 /* ------------------------------------------------------------- decay */
 
@@ -494,6 +509,8 @@ void pcp_stats(struct uvm_stats *st)
 	st->cache_hits += reg.hits;
 	st->cache_misses += reg.misses;
 	st->cache_drained += reg.drained;
+	st->area_alloc_bytes += reg.alloc_bytes;
+	st->area_free_bytes += reg.free_bytes;
 	list_for_each_entry(p, &reg.thr.live, link) {
 		pcp_lock(p);
 		st->allocs += p->allocs;
@@ -501,6 +518,8 @@ void pcp_stats(struct uvm_stats *st)
 		st->cache_hits += p->hits;
 		st->cache_misses += p->misses;
 		st->cache_drained += p->drained;
+		st->area_alloc_bytes += p->alloc_bytes;
+		st->area_free_bytes += p->free_bytes;
 		st->cached_bytes += p->pages << UVM_PAGE_SHIFT;
 		st->cached_count += p->count;
 		pcp_unlock(p);
@@ -508,6 +527,8 @@ void pcp_stats(struct uvm_stats *st)
 	uvm_unlock(&reg.thr.lock);
 	st->allocs += atomic_load_explicit(&reg.stray_allocs, memory_order_relaxed);
 	st->frees += atomic_load_explicit(&reg.stray_frees, memory_order_relaxed);
+	st->area_alloc_bytes += atomic_load_explicit(&reg.stray_alloc_bytes, memory_order_relaxed);
+	st->area_free_bytes += atomic_load_explicit(&reg.stray_free_bytes, memory_order_relaxed);
 }
 
 /* -------------------------------------------------------------- fork */

@@ -40,8 +40,8 @@ struct vmap_area *pcp_get(unsigned nid, size_t pages, size_t align);
 /* Cache an area a user freed (out of the page map, still in its busy tree).  False: the caller frees it to the node. */
 bool pcp_put(struct vmap_area *va);
 /* Count an allocation or free that did not go through the cache (so stats stay exact). */
-void pcp_count_alloc(void);
-void pcp_count_free(void);
+void pcp_count_alloc(size_t bytes);
+void pcp_count_free(size_t bytes);
 
 /* Decay every thread's high watermark once PCP_DECAY_NS has passed since the last time; slow paths call it. */
 void pcp_decay_maybe(void);

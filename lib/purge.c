@@ -22,6 +22,7 @@
 #include "lock.h"
 #include "options.h"
 #include "os.h"
+#include "trace.h"
 #include "vnode.h"
 
 static struct {
@@ -101,17 +102,20 @@ static void unback(struct vmap_area *va)
 	}
 }
 
-/* Give the pages of a sorted list back to the kernel, one call per run of touching ranges. */
-static void release_runs(struct list_head *sorted)
+/* Give the pages of a sorted list back to the kernel, one call per run of touching ranges; the number of runs. */
+static size_t release_runs(struct list_head *sorted)
 {
 	struct vmap_area *va;
 	uintptr_t start = 0, end = 0;
 	bool huge = false;
+	size_t runs = 0;
 
 	list_for_each_entry(va, sorted, list) {
 		if (va->va_start != end) {
-			if (end)
+			if (end) {
 				release_run(start, end, huge);
+				runs++;
+			}
 			start = va->va_start;
 			huge = false;
 		}
@@ -120,8 +124,11 @@ static void release_runs(struct list_head *sorted)
 		end = va->va_end;
 		purge.purged_bytes += va_size(va);
 	}
-	if (end)
+	if (end) {
 		release_run(start, end, huge);
+		runs++;
+	}
+	return runs;
 }
 
 static size_t purge_locked(int full)
@@ -129,7 +136,8 @@ static size_t purge_locked(int full)
 	LIST_HEAD(lazy);
 	LIST_HEAD(release);
 	struct vmap_area *va, *n;
-	size_t lazy_pages = 0, decayed = 0, pooled;
+	size_t lazy_pages = 0, decayed = 0, pooled, runs, areas = 0, bytes = purge.purged_bytes;
+	uint64_t t0 = UVM_TRACED(purge) ? trace_now_ns() : 0;
 
 	for (unsigned id = 0; id < vn_count(); id++) {
 		vn_pool_decay(id, full, &release);
@@ -148,10 +156,14 @@ static size_t purge_locked(int full)
 		}
 	}
 	sort_by_address(&release);
-	release_runs(&release);
+	if (UVM_TRACED(purge))
+		list_for_each_entry(va, &release, list)
+			areas++;
+	runs = release_runs(&release);
 	arena_release(&release);
 	vn_lazy_sub(lazy_pages);
 	purge.purges++;
+	UVM_TRACE(purge, areas, purge.purged_bytes - bytes, runs, trace_now_ns() - t0);
 	return decayed + lazy_pages;
 }
 

@@ -25,6 +25,7 @@
 #include "lock.h"
 #include "options.h"
 #include "threads.h"
+#include "trace.h"
 #include "os.h"
 
 #define SLAB_HEADER 128
@@ -48,7 +49,7 @@ _Static_assert(sizeof(struct slab) <= SLAB_HEADER, "slab header outgrew its room
 struct heap {
 	struct slab *cur[NCLASS];
 	struct list_head partial[NCLASS], full[NCLASS];
-	uint64_t allocs, frees;
+	uint64_t allocs, frees, alloc_bytes, free_bytes;
 	struct list_head link; /* registry */
 };
 
@@ -56,7 +57,7 @@ static struct {
 	struct thr_registry thr; /* the heaps; its lock also guards the orphan lists and the exited threads' counters */
 	struct list_head orphans[NCLASS];
 	_Atomic unsigned nr_orphans[NCLASS];
-	uint64_t allocs, frees;
+	uint64_t allocs, frees, alloc_bytes, free_bytes;
 	_Atomic uint64_t slabs;
 	uintptr_t key; /* marks a freed object */
 } sl = { .thr = THR_REGISTRY_INIT(sl.thr) };
@@ -155,6 +156,7 @@ static void release_slab(struct slab *s)
 
 	list_del(&s->link);
 	atomic_fetch_sub_explicit(&sl.slabs, 1, memory_order_relaxed);
+	UVM_TRACE(slab_release, s->size);
 	va->flags &= ~VA_SLAB;
 	/* The area goes back through the same door a user's would: the thread's cache first. */
 	area_free(area_take(va->va_start));
@@ -239,7 +241,10 @@ static void retire_heap(struct heap *h)
 {
 	uvm_lock(&sl.thr.lock);
 	sl.allocs += h->allocs;
-	__atomic_fetch_add(&sl.frees, h->frees, __ATOMIC_RELAXED); /* also counted lock-free by exited threads */
+	sl.alloc_bytes += h->alloc_bytes;
+	/* also counted lock-free by exited threads */
+	__atomic_fetch_add(&sl.frees, h->frees, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sl.free_bytes, h->free_bytes, __ATOMIC_RELAXED);
 	thr_retire_locked(&sl.thr, h);
 	uvm_unlock(&sl.thr.lock);
 }
@@ -299,8 +304,10 @@ static struct slab *refill(struct heap *h, unsigned c)
 	struct slab *s, *n;
 
 	list_for_each_entry_safe(s, n, &h->partial[c], link) {
-		if (has_room(s))
+		if (has_room(s)) {
+			UVM_TRACE(slab_refill, s->size, 0);
 			return s;
+		}
 		list_del(&s->link);
 		list_add(&s->link, &h->full[c]);
 		s->full = 1;
@@ -310,6 +317,7 @@ static struct slab *refill(struct heap *h, unsigned c)
 			list_del(&s->link);
 			list_add(&s->link, &h->partial[c]);
 			s->full = 0;
+			UVM_TRACE(slab_refill, s->size, 0);
 			return s;
 		}
 	}
@@ -318,8 +326,10 @@ static struct slab *refill(struct heap *h, unsigned c)
 		list_add(&s->link, &h->full[c]);
 		s->full = 1;
 	}
-	if (!s)
-		s = new_slab(h, c);
+	if (s)
+		UVM_TRACE(slab_refill, s->size, 1);
+	else if ((s = new_slab(h, c)))
+		UVM_TRACE(slab_refill, s->size, 2);
 	if (s) {
 		s->full = 0;
 		list_add(&s->link, &h->partial[c]);
@@ -337,6 +347,7 @@ static uvm_noinline void *alloc_slow(struct heap *h, unsigned c)
 		if (!s)
 			return NULL;
 		h->cur[c] = s;
+		trace_snapshot();
 	}
 	if (s->free) {
 		p = s->free;
@@ -366,6 +377,7 @@ void *slab_alloc(size_t size, size_t align)
 	}
 	h->cur[c]->used++;
 	h->allocs++;
+	h->alloc_bytes += h->cur[c]->size;
 	((uintptr_t *)p)[1] = 0; /* no longer marked free */
 	return p;
 }
@@ -402,6 +414,7 @@ static void free_local(struct heap *h, struct slab *s, void *p)
 	s->free = p;
 	s->used--;
 	h->frees++;
+	h->free_bytes += s->size;
 	if (s->full) {
 		list_del(&s->link);
 		list_add(&s->link, &h->partial[s->cls]);
@@ -466,12 +479,18 @@ enum slab_ptr slab_free(void *p)
 	h = tls_heap;
 	if (h && atomic_load_explicit(&s->owner, memory_order_relaxed) == h) {
 		free_local(h, s, p);
+		/* A phase that only frees still sends snapshots. */
+		if (!(h->frees & 1023))
+			trace_snapshot();
 	} else {
 		free_remote(s, p);
-		if (h)
+		if (h) {
 			h->frees++;
-		else
+			h->free_bytes += s->size;
+		} else {
 			__atomic_fetch_add(&sl.frees, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&sl.free_bytes, s->size, __ATOMIC_RELAXED);
+		}
 	}
 	return SLAB_LIVE;
 }
@@ -485,9 +504,13 @@ void slab_stats(struct uvm_stats *st)
 	uvm_lock(&sl.thr.lock);
 	st->small_allocs += sl.allocs;
 	st->small_frees += __atomic_load_n(&sl.frees, __ATOMIC_RELAXED);
+	st->small_alloc_bytes += sl.alloc_bytes;
+	st->small_free_bytes += __atomic_load_n(&sl.free_bytes, __ATOMIC_RELAXED);
 	list_for_each_entry(h, &sl.thr.live, link) {
 		st->small_allocs += __atomic_load_n(&h->allocs, __ATOMIC_RELAXED);
 		st->small_frees += __atomic_load_n(&h->frees, __ATOMIC_RELAXED);
+		st->small_alloc_bytes += __atomic_load_n(&h->alloc_bytes, __ATOMIC_RELAXED);
+		st->small_free_bytes += __atomic_load_n(&h->free_bytes, __ATOMIC_RELAXED);
 	}
 	uvm_unlock(&sl.thr.lock);
 	st->slabs = atomic_load_explicit(&sl.slabs, memory_order_relaxed);

@@ -140,6 +140,10 @@ struct uvm_stats {
 	uint64_t madvise_calls;
 	uint64_t mremap_calls;   /* realloc moving pages instead of copying them */
 	uint64_t syscalls;       /* all of them (including prctl) */
+	uint64_t area_alloc_bytes;  /* usable bytes of the areas handed out, all time (slabs' areas included) */
+	uint64_t area_free_bytes;   /* and freed (an in-place realloc is not counted) */
+	uint64_t small_alloc_bytes; /* bytes of the slab objects handed out (their class size), all time */
+	uint64_t small_free_bytes;
 };
 
 /* Fill *st with a snapshot (each node consistent in itself). */

@@ -1,6 +1,7 @@
 /*
- * target.c - reading another process: process_vm_readv for memory,
- * libdwfl for its modules, symbol tables and the descriptor's address.
+ * target.c - reading another process: process_vm_readv for memory (and
+ * process_vm_writev for the one word vmtrace sets), libdwfl for its
+ * modules, symbol tables and the descriptor's address.
  */
 #include "target.h"
 
@@ -67,6 +68,16 @@ enum target_err target_read(const struct target *t, uint64_t addr, void *buf, si
 {
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
 	ssize_t n = process_vm_readv(t->pid, &local, 1, &remote, 1, 0);
+
+	if (n == (ssize_t)len)
+		return T_OK;
+	return n < 0 ? from_errno(errno) : T_TORN;
+}
+
+enum target_err target_write(const struct target *t, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = { (void *)buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_writev(t->pid, &local, 1, &remote, 1, 0);
 
 	if (n == (ssize_t)len)
 		return T_OK;

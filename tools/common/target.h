@@ -3,8 +3,8 @@
  * process_vm_readv, its modules and symbols through elfutils' libdwfl, and
  * the uvmalloc descriptor found among them.
  */
-#ifndef VMINFO_TARGET_H
-#define VMINFO_TARGET_H
+#ifndef TOOLS_TARGET_H
+#define TOOLS_TARGET_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -37,6 +37,7 @@ void target_close(struct target *t);
 /* Copy len bytes at addr in the target; T_NO_PROCESS, T_PERMISSION, or T_TORN for an address that is gone. */
 enum target_err target_read(const struct target *t, uint64_t addr, void *buf, size_t len);
 /* A uint64_t (or the low bytes of a smaller field) at addr. */
+enum target_err target_write(const struct target *t, uint64_t addr, const void *buf, size_t len);
 enum target_err target_u64(const struct target *t, uint64_t addr, uint64_t *out);
 /* "function+0xoff/0xlen [module]" for a code address, or "0x..." when no symbol covers it. */
 void target_symbol(const struct target *t, uint64_t addr, char *buf, size_t len);

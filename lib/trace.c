@@ -1,0 +1,87 @@
+/*
+ * trace.c - the probes' semaphores, the sampling countdown and the
+ * periodic snapshot (trace.h).
+ */
+#include "trace.h"
+
+#include <stdatomic.h>
+#include <time.h>
+
+#include "init.h"
+#include "options.h"
+#include "uvmalloc.h"
+
+/* The kernel increments a semaphore while a tracer is attached to its probe; sdt.h finds them by name. */
+#define UVM_TRACE_DEFINE(name) \
+	volatile unsigned short UVM_TRACE_SEMAPHORE(name) __attribute__((section(".probes"), visibility("hidden")))
+
+UVM_TRACE_DEFINE(snapshot);
+UVM_TRACE_DEFINE(alloc);
+UVM_TRACE_DEFINE(cache_miss);
+UVM_TRACE_DEFINE(cache_drain);
+UVM_TRACE_DEFINE(pool_miss);
+UVM_TRACE_DEFINE(tree_alloc);
+UVM_TRACE_DEFINE(region_new);
+UVM_TRACE_DEFINE(purge);
+UVM_TRACE_DEFINE(slab_refill);
+UVM_TRACE_DEFINE(slab_release);
+
+/* Written by vmtrace --sample N (through the descriptor, which holds its address). */
+volatile unsigned uvm__trace_sample;
+
+void trace_init(void) { uvm__trace_sample = (unsigned)option(OPT_TRACE_SAMPLE); }
+
+static __thread unsigned countdown __attribute__((tls_model("initial-exec")));
+static _Atomic uint64_t next_snapshot;
+
+uint64_t trace_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Per thread, so sampling shares no cache line; the first call of a thread samples at once. */
+bool trace_sample_tick(void)
+{
+	unsigned every;
+
+	/* The first allocation of a traced program comes before set-up has read UVM_TRACE_SAMPLE. */
+	if (unlikely(!atomic_load_explicit(&uvm_ready, memory_order_acquire)) && !init_in_progress_here())
+		uvm_init();
+	every = uvm__trace_sample;
+	if (!every)
+		return false;
+	if (countdown && --countdown)
+		return false;
+	countdown = every;
+	return true;
+}
+
+void trace_alloc(size_t size, size_t align, const void *p, const void *caller, uint64_t t0, int api)
+{
+	uint64_t ns = trace_now_ns() - t0;
+
+	STAP_PROBEV(uvmalloc, alloc, size, align, p, caller, ns, api);
+	trace_snapshot();
+}
+
+void trace_snapshot_slow(bool force)
+{
+	uint64_t now = trace_now_ns(), due = atomic_load_explicit(&next_snapshot, memory_order_relaxed);
+	struct uvm_stats st;
+
+	/* One thread per interval: the one that moves the deadline. */
+	if (!force && (now < due || !atomic_compare_exchange_strong(&next_snapshot, &due, now + UVM_TRACE_INTERVAL_NS)))
+		return;
+	uvm_stats(&st);
+	STAP_PROBEV(uvmalloc, snapshot, &st);
+}
+
+/* The last counters, so that a tracer's totals are the program's own at exit (exit(), not _exit() or a signal). */
+__attribute__((destructor)) static void trace_at_exit(void)
+{
+	if (UVM_TRACED(snapshot) && atomic_load_explicit(&uvm_ready, memory_order_acquire))
+		trace_snapshot_slow(true);
+}

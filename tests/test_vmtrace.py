@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+"""tests/test_vmtrace.py VMTRACE TARGET - vmtrace against a workload with known counts.
+
+Where BPF works (root or CAP_SYS_ADMIN, kernel BTF, uprobes): vmtrace -- TARGET with every allocation
+sampled reports, from the library's exit snapshot, exactly the counters the workload printed itself
+(counts, bytes, free-space shape and so fragmentation); its histograms and call sites hold every
+allocation call, named in the workload's main(); the interval lines add up to the totals. -p attaches
+to a running process and switches its sampling on through the descriptor. Errors: no such process,
+no library, bad arguments, and an unprivileged user told which capability is missing. Where BPF is
+not permitted, the test says why and exits 77 (a skip), never a pass.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+vmtrace, target = sys.argv[1], sys.argv[2]
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def run(args, **kw):
+    return subprocess.run([vmtrace] + args, capture_output=True, text=True, timeout=120, **kw)
+
+
+r = run(["--json", "-i", "0.2", "--sample", "1", "--", target])
+if r.returncode in (3, 4):
+    print("SKIP: vmtrace cannot trace here: " + r.stderr.strip())
+    sys.exit(77)
+if r.returncode != 0:
+    fail("vmtrace exited %d: %s" % (r.returncode, r.stderr))
+objs = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+own = [o for o in objs if "calls" in o]
+final = [o for o in objs if o.get("final")]
+intervals = [o for o in objs if "interval_s" in o]
+if len(own) != 1 or len(final) != 1 or not intervals:
+    fail("expected the workload's line, interval lines and one final object:\n" + r.stdout)
+own, final = own[0], final[0]
+procs = final["processes"]
+if len(procs) != 1:
+    fail("one process traced, not %d" % len(procs))
+stats = procs[0]["stats"]
+for field, value in own.items():
+    if field != "calls" and stats[field] != value:
+        fail("%s: vmtrace reported %d, the workload's uvm_stats %d" % (field, stats[field], value))
+frag = 1 - own["largest_free"] / own["free_bytes"]
+if abs(procs[0]["fragmentation"] - frag) > 1e-6 or own["free_count"] < 2 or frag <= 0:
+    fail("fragmentation %f against %f from uvm_stats (free ranges %d)" % (procs[0]["fragmentation"], frag,
+                                                                          own["free_count"]))
+calls = own["calls"]
+if sum(final["size_hist"]) != calls or sum(final["latency_ns_hist"]) != calls:
+    fail("histograms hold %d and %d allocations, the workload made %d" % (sum(final["size_hist"]),
+                                                                          sum(final["latency_ns_hist"]), calls))
+if final["events"]["sampled_allocs"] != calls:
+    fail("sampled_allocs %d != %d" % (final["events"]["sampled_allocs"], calls))
+sites = final["sites"]
+if not sites or not sites[0]["symbol"].startswith("main+") or "vmtrace_target" not in sites[0]["symbol"]:
+    fail("the top call site is not the workload's main: %s" % sites[:2])
+if sum(s["count"] for s in sites) != calls:
+    fail("call sites hold %d calls, not %d" % (sum(s["count"] for s in sites), calls))
+# The interval lines add up to the totals: rate x span, summed.
+summed = sum(p["allocs_per_s"] * p["span_s"] for o in intervals for p in o["processes"])
+if abs(summed - own["small_allocs"]) > 0.005 * own["small_allocs"] + 2:
+    fail("the intervals add up to %.0f object allocations, the workload made %d" % (summed, own["small_allocs"]))
+print("vmtrace -- target: %d counters equal, fragmentation %.3g, %d allocations sampled, %d intervals" %
+      (len(own) - 1, frag, calls, len(intervals)))
+
+# -p: a process already running gets its sampling switched on through the descriptor.
+proc = subprocess.Popen([target, "--loop", "3"], stdout=subprocess.PIPE, text=True)
+if proc.stdout.readline().strip() != "ready":
+    fail("the looping target did not start")
+r = run(["--json", "-i", "0.25", "-d", "1.5", "--sample", "50", "-p", str(proc.pid)])
+proc.wait()
+if r.returncode != 0:
+    fail("vmtrace -p exited %d: %s" % (r.returncode, r.stderr))
+objs = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+lines = [p for o in objs if "interval_s" in o for p in o["processes"]]
+final = objs[-1]
+if not lines or any(p["pid"] != proc.pid for p in lines) or not any(p["allocs_per_s"] > 1000 for p in lines):
+    fail("-p: no interval line shows the process allocating:\n" + r.stdout)
+if final["events"]["sampled_allocs"] == 0 or sum(final["size_hist"]) == 0:
+    fail("-p --sample: nothing was sampled, so the sampling period did not reach the process")
+print("vmtrace -p: %d interval lines, %d allocations sampled" % (len(lines), final["events"]["sampled_allocs"]))
+
+# Errors, each with its exit status and a message that says what is wrong.
+for args, code, words in (
+        (["-p", "999999", "-d", "0.1"], 5, "no process"),
+        (["--lib", "/nonexistent/libuvmalloc.so.0", "-d", "0.1"], 6, "library not found"),
+        (["-p", str(os.getpid()), "-d", "0.1"], 6, "maps no libuvmalloc"),
+        (["--bogus"], 2, "unknown"),
+        (["-i", "0"], 2, "usage")):
+    r = run(args)
+    if r.returncode != code or words not in r.stderr:
+        fail("vmtrace %s: exit %d, expected %d with %r: %s" % (" ".join(args), r.returncode, code, words, r.stderr))
+r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+                    "--bounding-set=-all", vmtrace, "-d", "0.1"], capture_output=True, text=True, timeout=60)
+if r.returncode != 3 or "CAP_SYS_ADMIN" not in r.stderr:
+    fail("unprivileged: exit %d, expected 3 naming CAP_SYS_ADMIN: %s" % (r.returncode, r.stderr))
+print("vmtrace: ok")

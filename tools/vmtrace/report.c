@@ -1,0 +1,312 @@
+/*
+ * report.c - vmtrace's output (report.h).  Rates are differences of the
+ * library's own cumulative counters between the snapshots that bound an
+ * interval, so they are exact whatever the sampling; fragmentation is
+ * 1 - largest free range / total free, from the same snapshot.
+ */
+#include "report.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sites.h"
+
+_Static_assert(sizeof(struct uvm_stats) == VT_STATS_WORDS * 8, "vmtrace.h's VT_STATS_WORDS is not struct uvm_stats");
+
+#define FIELD(f) { #f, offsetof(struct uvm_stats, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} fields[] = {
+	FIELD(regions), FIELD(reserved_bytes), FIELD(committed_bytes), FIELD(busy_bytes), FIELD(busy_count),
+	FIELD(cached_bytes), FIELD(cached_count), FIELD(lazy_bytes), FIELD(lazy_count), FIELD(pooled_bytes),
+	FIELD(pooled_count), FIELD(free_bytes), FIELD(free_count), FIELD(largest_free), FIELD(allocs),
+	FIELD(frees), FIELD(cache_hits), FIELD(cache_misses), FIELD(cache_drained), FIELD(slabs),
+	FIELD(small_allocs), FIELD(small_frees), FIELD(pool_hits), FIELD(pool_misses), FIELD(purges),
+	FIELD(purged_bytes), FIELD(mmap_calls), FIELD(mprotect_calls), FIELD(madvise_calls), FIELD(mremap_calls),
+	FIELD(syscalls), FIELD(area_alloc_bytes), FIELD(area_free_bytes), FIELD(small_alloc_bytes),
+	FIELD(small_free_bytes),
+};
+_Static_assert(sizeof(fields) / sizeof(fields[0]) == VT_STATS_WORDS, "a field of struct uvm_stats has no name here");
+
+static const char *const event_names[VT_NR_EVENTS] = {
+	[VT_SNAPSHOT] = "snapshots", [VT_ALLOC] = "sampled_allocs", [VT_CACHE_MISS] = "cache_misses",
+	[VT_CACHE_DRAIN] = "cache_drained_areas", [VT_CACHE_DRAINED_PAGES] = "cache_drained_pages",
+	[VT_POOL_MISS] = "pool_misses", [VT_TREE_ALLOC] = "tree_allocs", [VT_REGION_NEW] = "regions_new",
+	[VT_PURGE] = "purges", [VT_PURGE_AREAS] = "purged_areas", [VT_PURGE_BYTES] = "purged_bytes",
+	[VT_PURGE_CALLS] = "purge_madvise_calls", [VT_PURGE_NS] = "purge_ns", [VT_SLAB_REFILL] = "slab_refills",
+	[VT_SLAB_NEW] = "slabs_new", [VT_SLAB_RELEASE] = "slab_releases",
+};
+
+struct proc *report_proc(struct report *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].pid == pid)
+			return &r->procs[i];
+	if (r->nprocs == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		struct proc *p = realloc(r->procs, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		r->procs = p;
+		r->cap = cap;
+	}
+	memset(&r->procs[r->nprocs], 0, sizeof(r->procs[0]));
+	r->procs[r->nprocs].pid = pid;
+	return &r->procs[r->nprocs++];
+}
+
+/* ------------------------------------------------------------ intervals */
+
+struct rates {
+	double objs, areas, ofrees, afrees, bytes_in, bytes_out;
+	uint64_t purges, purged_pages;
+	double cache_hit, pool_hit, frag; /* ratios; < 0: nothing to measure */
+};
+
+static double ratio(uint64_t hits, uint64_t misses) { return hits + misses ? (double)hits / (double)(hits + misses) : -1; }
+
+static double fragmentation(const struct uvm_stats *s)
+{
+	return s->free_bytes ? 1.0 - (double)s->largest_free / (double)s->free_bytes : 0;
+}
+
+static void rates_of(const struct proc *p, struct rates *out)
+{
+	const struct uvm_stats *a = &p->base, *b = &p->last;
+	double dt = p->last_ns > p->base_ns ? (double)(p->last_ns - p->base_ns) / 1e9 : 1e-9;
+
+	out->objs = (double)(b->small_allocs - a->small_allocs) / dt;
+	out->areas = (double)(b->allocs - a->allocs) / dt;
+	out->ofrees = (double)(b->small_frees - a->small_frees) / dt;
+	out->afrees = (double)(b->frees - a->frees) / dt;
+	out->bytes_in = (double)(b->small_alloc_bytes + b->area_alloc_bytes - a->small_alloc_bytes - a->area_alloc_bytes) / dt;
+	out->bytes_out = (double)(b->small_free_bytes + b->area_free_bytes - a->small_free_bytes - a->area_free_bytes) / dt;
+	out->purges = b->purges - a->purges;
+	out->purged_pages = (b->purged_bytes - a->purged_bytes) / 4096;
+	out->cache_hit = ratio(b->cache_hits - a->cache_hits, b->cache_misses - a->cache_misses);
+	out->pool_hit = ratio(b->pool_hits - a->pool_hits, b->pool_misses - a->pool_misses);
+	out->frag = fragmentation(b);
+}
+
+static const char *human(double v, char *buf, size_t len)
+{
+	static const char unit[] = " KMGT";
+	int u = 0;
+
+	while (v >= 1000 && u < 4) {
+		v /= 1000;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.2f%c" : "%.0f", v, unit[u]);
+	return buf;
+}
+
+static const char *mib(double bytes, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.1f MiB", bytes / (1 << 20));
+	return buf;
+}
+
+static const char *percent(double r, char *buf, size_t len)
+{
+	if (r < 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.1f%%", 100 * r);
+	return buf;
+}
+
+static void text_line(FILE *f, double t, const struct proc *p, const struct rates *x)
+{
+	char a[16], b[16], c[16], d[16], e[24], g[24], h[24], i[24], j[16], k[16];
+
+	fprintf(f,
+		"%6.1fs pid %-7d allocs %s/s obj + %s/s areas, frees %s/s + %s/s  +%s/s -%s/s  live %s lazy %s  "
+		"purges %llu (%llu pages)  hits cache %s pool %s  frag %.3f in %llu ranges\n",
+		t, (int)p->pid, human(x->objs, a, sizeof(a)), human(x->areas, b, sizeof(b)), human(x->ofrees, c, sizeof(c)),
+		human(x->afrees, d, sizeof(d)), mib(x->bytes_in, e, sizeof(e)), mib(x->bytes_out, g, sizeof(g)),
+		mib((double)p->last.busy_bytes, h, sizeof(h)), mib((double)p->last.lazy_bytes, i, sizeof(i)),
+		(unsigned long long)x->purges, (unsigned long long)x->purged_pages, percent(x->cache_hit, j, sizeof(j)),
+		percent(x->pool_hit, k, sizeof(k)), x->frag, (unsigned long long)p->last.free_count);
+}
+
+static void json_ratio(FILE *f, const char *name, double r)
+{
+	if (r < 0)
+		fprintf(f, ",\"%s\":null", name);
+	else
+		fprintf(f, ",\"%s\":%.4f", name, r);
+}
+
+static void json_proc(FILE *f, const struct proc *p, const struct rates *x)
+{
+	fprintf(f,
+		"{\"pid\":%d,\"span_s\":%.4f,\"allocs_per_s\":%.1f,\"area_allocs_per_s\":%.1f,\"frees_per_s\":%.1f,\"area_frees_per_s\":%.1f,"
+		"\"bytes_allocated_per_s\":%.0f,\"bytes_freed_per_s\":%.0f,\"live_bytes\":%llu,\"lazy_bytes\":%llu,"
+		"\"purges\":%llu,\"pages_purged\":%llu",
+		(int)p->pid, (double)(p->last_ns - p->base_ns) / 1e9, x->objs, x->areas, x->ofrees, x->afrees, x->bytes_in, x->bytes_out,
+		(unsigned long long)p->last.busy_bytes, (unsigned long long)p->last.lazy_bytes, (unsigned long long)x->purges,
+		(unsigned long long)x->purged_pages);
+	json_ratio(f, "cache_hit_ratio", x->cache_hit);
+	json_ratio(f, "pool_hit_ratio", x->pool_hit);
+	fprintf(f, ",\"fragmentation\":%.6f,\"free_bytes\":%llu,\"largest_free\":%llu,\"free_ranges\":%llu}", x->frag,
+		(unsigned long long)p->last.free_bytes, (unsigned long long)p->last.largest_free,
+		(unsigned long long)p->last.free_count);
+}
+
+static void json_events(FILE *f, const uint64_t *now, const uint64_t *base)
+{
+	fprintf(f, "\"events\":{");
+	for (int e = 0; e < VT_NR_EVENTS; e++)
+		fprintf(f, "%s\"%s\":%llu", e ? "," : "", event_names[e], (unsigned long long)(now[e] - base[e]));
+	fprintf(f, "}");
+}
+
+void report_interval(struct report *r, double t, double dt)
+{
+	bool first = true;
+
+	if (r->json)
+		fprintf(r->out, "{\"t\":%.3f,\"interval_s\":%.3f,\"processes\":[", t, dt);
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct proc *p = &r->procs[i];
+		struct rates x;
+
+		if (!p->have_base || !p->fresh)
+			continue;
+		rates_of(p, &x);
+		if (r->json) {
+			fprintf(r->out, "%s", first ? "" : ",");
+			json_proc(r->out, p, &x);
+		} else {
+			text_line(r->out, t, p, &x);
+		}
+		first = false;
+		p->base = p->last;
+		p->base_ns = p->last_ns;
+		p->fresh = false;
+	}
+	if (r->json) {
+		fprintf(r->out, "],");
+		json_events(r->out, r->events, r->events_base);
+		fprintf(r->out, "}\n");
+	} else if (first) {
+		fprintf(r->out, "%6.1fs (no snapshot from a traced uvmalloc process in this interval)\n", t);
+	}
+	memcpy(r->events_base, r->events, sizeof(r->events));
+	fflush(r->out);
+}
+
+/* ------------------------------------------------------------------ end */
+
+static void text_hist(FILE *f, const char *title, const char *unit, const uint64_t *h)
+{
+	uint64_t max = 0, total = 0;
+	int lo = VT_HIST, hi = -1;
+
+	for (int b = 0; b < VT_HIST; b++) {
+		total += h[b];
+		if (h[b] > max)
+			max = h[b];
+		if (h[b] && b < lo)
+			lo = b;
+		if (h[b])
+			hi = b;
+	}
+	fprintf(f, "\n%s (%llu sampled):\n", title, (unsigned long long)total);
+	for (int b = lo; b <= hi; b++) {
+		unsigned long long from = b ? 1ull << (b - 1) : 0, to = b ? (1ull << b) - 1 : 0;
+		int bar = max ? (int)(40 * h[b] / max) : 0;
+
+		fprintf(f, "  %12llu .. %-12llu %-2s %10llu |%.*s\n", from, to, unit, (unsigned long long)h[b], bar,
+			"########################################");
+	}
+}
+
+static void json_hist(FILE *f, const char *name, const uint64_t *h)
+{
+	fprintf(f, ",\"%s\":[", name);
+	for (int b = 0; b < VT_HIST; b++)
+		fprintf(f, "%s%llu", b ? "," : "", (unsigned long long)h[b]);
+	fprintf(f, "]");
+}
+
+static void json_stats(FILE *f, const struct uvm_stats *s)
+{
+	fprintf(f, "{");
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		fprintf(f, "%s\"%s\":%llu", i ? "," : "", fields[i].name,
+			(unsigned long long)*(const uint64_t *)((const char *)s + fields[i].off));
+	fprintf(f, "}");
+}
+
+static struct proc *find(struct report *r, pid_t pid)
+{
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].pid == pid)
+			return &r->procs[i];
+	return NULL;
+}
+
+static void site_name(struct report *r, const struct vt_site_row *s, char *buf, size_t len)
+{
+	struct proc *p = find(r, s->pid);
+
+	maps_symbol(p ? p->maps : NULL, s->caller, buf, len);
+}
+
+void report_final(struct report *r, const struct vt_hists *h, struct vt_site_row *sites, size_t n)
+{
+	char name[512];
+
+	if (r->json) {
+		fprintf(r->out, "{\"final\":true,\"processes\":[");
+		for (size_t i = 0; i < r->nprocs; i++) {
+			fprintf(r->out, "%s{\"pid\":%d,\"fragmentation\":%.6f,\"stats\":", i ? "," : "", (int)r->procs[i].pid,
+				fragmentation(&r->procs[i].last));
+			json_stats(r->out, &r->procs[i].last);
+			fprintf(r->out, "}");
+		}
+		fprintf(r->out, "]");
+		json_hist(r->out, "size_hist", h->size);
+		json_hist(r->out, "latency_ns_hist", h->latency);
+		fprintf(r->out, ",\"sites\":[");
+		for (size_t i = 0; i < n; i++) {
+			site_name(r, &sites[i], name, sizeof(name));
+			fprintf(r->out, "%s{\"pid\":%d,\"api\":%s,\"caller\":\"0x%llx\",\"symbol\":\"%s\",\"bytes\":%llu,\"count\":%llu}",
+				i ? "," : "", (int)sites[i].pid, sites[i].api ? "true" : "false",
+				(unsigned long long)sites[i].caller, name, (unsigned long long)sites[i].bytes,
+				(unsigned long long)sites[i].count);
+		}
+		fprintf(r->out, "],");
+		memset(r->events_base, 0, sizeof(r->events_base));
+		json_events(r->out, r->events, r->events_base);
+		fprintf(r->out, "}\n");
+		return;
+	}
+	fprintf(r->out, "\nTotals (the library's counters at the last snapshot):\n");
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct uvm_stats *s = &r->procs[i].last;
+
+		fprintf(r->out,
+			"  pid %d: %llu objects and %llu areas allocated, %llu and %llu freed; %llu purges (%llu MiB back); "
+			"free %llu bytes in %llu ranges, largest %llu: fragmentation %.3f\n",
+			(int)r->procs[i].pid, (unsigned long long)s->small_allocs, (unsigned long long)s->allocs,
+			(unsigned long long)s->small_frees, (unsigned long long)s->frees, (unsigned long long)s->purges,
+			(unsigned long long)(s->purged_bytes >> 20), (unsigned long long)s->free_bytes,
+			(unsigned long long)s->free_count, (unsigned long long)s->largest_free, fragmentation(s));
+	}
+	text_hist(r->out, "Allocation sizes", "B", h->size);
+	text_hist(r->out, "Allocation latency, measured by the library", "ns", h->latency);
+	fprintf(r->out, "\nTop call sites by sampled bytes:\n");
+	for (size_t i = 0; i < n; i++) {
+		site_name(r, &sites[i], name, sizeof(name));
+		fprintf(r->out, "  %12llu B %9llu calls  pid %d %s%s\n", (unsigned long long)sites[i].bytes,
+			(unsigned long long)sites[i].count, (int)sites[i].pid, name, sites[i].api ? " [uvm_v*]" : "");
+	}
+	if (!n)
+		fprintf(r->out, "  (none: sampling is off; vmtrace --sample N)\n");
+}

@@ -1,0 +1,58 @@
+/*
+ * report.h - what vmtrace prints: per interval, for each traced process,
+ * rates and state computed from the library's own counters (the snapshot
+ * probe); at the end, totals, the log2 histograms of the sampled
+ * allocations and the top call sites by bytes.
+ */
+#ifndef VMTRACE_REPORT_H
+#define VMTRACE_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "uvmalloc.h"
+#include "vmtrace.h"
+
+struct proc_maps;
+
+struct proc {
+	pid_t pid;
+	bool have_base, fresh, sample_set, gone;
+	struct uvm_stats base, last; /* the interval's start, and the latest snapshot */
+	uint64_t base_ns, last_ns;   /* when they were taken (CLOCK_MONOTONIC, as bpf_ktime_get_ns) */
+	uint64_t snapshots;          /* snapshot sequence seen last (odd values skipped) */
+	struct proc_maps *maps;
+};
+
+struct report {
+	FILE *out;
+	bool json;
+	bool zero_base;    /* processes started under vmtrace: counts from zero, not from the first snapshot */
+	uint64_t start_ns; /* and when they started */
+	struct proc *procs;
+	size_t nprocs, cap;
+	uint64_t events[VT_NR_EVENTS], events_base[VT_NR_EVENTS];
+};
+
+struct proc *report_proc(struct report *r, pid_t pid);
+/*
+ * Print the interval of dt seconds that ends t seconds after the start: a
+ * line for each process that sent a snapshot during it, its rates taken
+ * over the time between its snapshots (a process on its fast paths alone
+ * may send none for a while); then start the next interval.
+ */
+void report_interval(struct report *r, double t, double dt);
+struct vt_hists {
+	uint64_t size[VT_HIST], latency[VT_HIST];
+};
+struct vt_site_row {
+	pid_t pid;
+	int api;
+	uint64_t caller, bytes, count;
+};
+/* The end: totals per process, histograms and the top sites (sorted by bytes, n of them). */
+void report_final(struct report *r, const struct vt_hists *h, struct vt_site_row *sites, size_t n);
+
+#endif

@@ -1,0 +1,514 @@
+/*
+ * vmtrace - uvmalloc's allocation behaviour and fragmentation over time,
+ * live, from its USDT probes (lib/trace.h), with libbpf and a CO-RE BPF
+ * skeleton (vmtrace.bpf.c).
+ *
+ * It attaches to every process that maps the library, to one (-p), or to
+ * a command it starts (-- CMD, its children included), and prints an
+ * interval line per process from the snapshot probe's counters; at the
+ * end, histograms and call sites of the sampled allocations.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "sites.h"
+#include "target.h"
+#include "uvmalloc.h"
+#include "vmtrace.h"
+#include "vmtrace.skel.h"
+
+enum exit_code {
+	EXIT_USAGE = 2,
+	EXIT_NOT_PERMITTED = 3, /* needs root or CAP_SYS_ADMIN */
+	EXIT_NO_KERNEL_SUPPORT = 4, /* no BTF or no uprobes */
+	EXIT_NO_PROCESS = 5,
+	EXIT_NO_LIBRARY = 6,
+};
+
+struct options {
+	pid_t pid;
+	double interval, duration;
+	bool json;
+	unsigned sample;
+	const char *lib;
+	char **command;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig) { (void)sig, stop = 1; }
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: vmtrace [-p PID] [-i SECONDS] [-d SECONDS] [--json] [--sample N] [--lib PATH] [-- COMMAND [ARG...]]\n"
+		   "  (no -p, no COMMAND)  every process that maps the library\n"
+		   "  -p PID        one running process\n"
+		   "  -- COMMAND    start COMMAND and follow it and its children until it exits\n"
+		   "  -i SECONDS    interval between lines (default 1)\n"
+		   "  -d SECONDS    stop after this long\n"
+		   "  --json        one JSON object per interval, and one at the end\n"
+		   "  --sample N    time and report one allocation in N (sizes, latency, call sites); default 0 = off\n"
+		   "  --lib PATH    the libuvmalloc.so.0 to trace (default: the process's, or the one vmtrace was built with)\n"
+		   "exit status: 0 done, 1 failed, 2 usage, 3 not permitted (needs root or CAP_SYS_ADMIN),\n"
+		   "  4 kernel without BTF or uprobes, 5 no such process, 6 library not found\n");
+}
+
+static int fail(int code, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "vmtrace: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	return code;
+}
+
+static int parse(int argc, char **argv, struct options *o)
+{
+	*o = (struct options){ .interval = 1 };
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		char *end = NULL;
+
+		if (!strcmp(a, "--")) {
+			o->command = &argv[i + 1];
+			break;
+		} else if (!strcmp(a, "--json")) {
+			o->json = true;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			exit(0);
+		} else if (v && !strcmp(a, "-p")) {
+			o->pid = (pid_t)strtol(v, &end, 10);
+		} else if (v && !strcmp(a, "-i")) {
+			o->interval = strtod(v, &end);
+		} else if (v && !strcmp(a, "-d")) {
+			o->duration = strtod(v, &end);
+		} else if (v && !strcmp(a, "--sample")) {
+			o->sample = (unsigned)strtoul(v, &end, 10);
+		} else if (v && !strcmp(a, "--lib")) {
+			o->lib = v;
+			end = "";
+		} else {
+			usage(stderr);
+			return fail(EXIT_USAGE, "unknown or incomplete argument %s", a);
+		}
+		if (end) {
+			if (*end || end == v)
+				return fail(EXIT_USAGE, "%s needs a number", a);
+			i++;
+		}
+	}
+	if (o->pid < 0 || !(o->interval >= 0.01) || o->duration < 0 || (o->pid && o->command) ||
+	    (o->command && !o->command[0])) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ preflight */
+
+static bool has_cap_sys_admin(void)
+{
+	char line[256];
+	unsigned long long eff = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return eff & (1ull << 21); /* CAP_SYS_ADMIN */
+}
+
+/* What the kernel and our rights must allow, checked before libbpf's own messages would say it less clearly. */
+static int preflight(void)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return fail(EXIT_NO_KERNEL_SUPPORT, "this kernel has no BTF (%s): CO-RE programs cannot load",
+			    "/sys/kernel/btf/vmlinux");
+	if (access("/sys/bus/event_source/devices/uprobe/type", R_OK))
+		return fail(EXIT_NO_KERNEL_SUPPORT, "this kernel has no uprobe PMU (%s): USDT probes cannot attach",
+			    "/sys/bus/event_source/devices/uprobe");
+	if (!has_cap_sys_admin())
+		return fail(EXIT_NOT_PERMITTED, "not permitted: creating uprobes needs CAP_SYS_ADMIN (%s)",
+			    "run as root; CAP_BPF and CAP_PERFMON are not enough on this kernel");
+	return 0;
+}
+
+/* ------------------------------------------------------------- library */
+
+/* The libuvmalloc.so a process maps, from /proc/PID/maps. */
+static bool lib_of(pid_t pid, char *out, size_t len)
+{
+	char name[64], line[512], path[400];
+	bool found = false;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(name, "r")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *base;
+
+		if (sscanf(line, "%*s %*s %*s %*s %*s %399s", path) != 1)
+			continue;
+		base = strrchr(path, '/');
+		found = base && !strncmp(base + 1, "libuvmalloc.so", 14);
+	}
+	fclose(f);
+	if (found)
+		snprintf(out, len, "%s", path);
+	return found;
+}
+
+static int find_library(const struct options *o, char *out, size_t len)
+{
+	Dl_info info;
+
+	if (o->lib) {
+		if (access(o->lib, R_OK))
+			return fail(EXIT_NO_LIBRARY, "library not found: %s", o->lib);
+		snprintf(out, len, "%s", o->lib);
+		return 0;
+	}
+	if (o->pid) {
+		if (kill(o->pid, 0) && errno == ESRCH)
+			return fail(EXIT_NO_PROCESS, "no process %s", "with that pid");
+		if (!lib_of(o->pid, out, len))
+			return fail(EXIT_NO_LIBRARY, "library not found: the process maps no libuvmalloc.so (%s)",
+				    "is it linked with the library, or started with libuvmalloc-preload.so?");
+		return 0;
+	}
+	/* The library this vmtrace was built with: the one a program of the same build or install maps. */
+	if (!dladdr((void *)uvm_stats, &info) || !info.dli_fname || !realpath(info.dli_fname, out))
+		return fail(EXIT_NO_LIBRARY, "library not found: %s", "give it with --lib");
+	(void)len;
+	return 0;
+}
+
+/* ------------------------------------------------------------- command */
+
+/* Start COMMAND held at a gate, so the probes are attached before its first allocation. */
+static pid_t spawn(char **command, unsigned sample, int *gate)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		char c, buf[16];
+
+		close(fds[1]);
+		if (read(fds[0], &c, 1) != 1)
+			_exit(127);
+		close(fds[0]);
+		if (sample) {
+			snprintf(buf, sizeof(buf), "%u", sample);
+			setenv("UVM_TRACE_SAMPLE", buf, 1);
+		}
+		execvp(command[0], command);
+		fprintf(stderr, "vmtrace: cannot run %s: %s\n", command[0], strerror(errno));
+		_exit(127);
+	}
+	close(fds[0]);
+	*gate = fds[1];
+	return pid;
+}
+
+/* -------------------------------------------------------------- attach */
+
+static int attach(struct vmtrace_bpf *skel, pid_t pid, const char *lib)
+{
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link;
+		const char *probe;
+	} probes[] = {
+		{ skel->progs.on_snapshot, &skel->links.on_snapshot, "snapshot" },
+		{ skel->progs.on_alloc, &skel->links.on_alloc, "alloc" },
+		{ skel->progs.on_cache_miss, &skel->links.on_cache_miss, "cache_miss" },
+		{ skel->progs.on_cache_drain, &skel->links.on_cache_drain, "cache_drain" },
+		{ skel->progs.on_pool_miss, &skel->links.on_pool_miss, "pool_miss" },
+		{ skel->progs.on_tree_alloc, &skel->links.on_tree_alloc, "tree_alloc" },
+		{ skel->progs.on_region_new, &skel->links.on_region_new, "region_new" },
+		{ skel->progs.on_purge, &skel->links.on_purge, "purge" },
+		{ skel->progs.on_slab_refill, &skel->links.on_slab_refill, "slab_refill" },
+		{ skel->progs.on_slab_release, &skel->links.on_slab_release, "slab_release" },
+	};
+
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		*probes[i].link = bpf_program__attach_usdt(probes[i].prog, pid ? pid : -1, lib, "uvmalloc", probes[i].probe, NULL);
+		if (!*probes[i].link) {
+			int err = -errno;
+
+			if (err == -EPERM || err == -EACCES)
+				return fail(EXIT_NOT_PERMITTED, "not permitted to attach uprobes: %s", "needs CAP_SYS_ADMIN");
+			if (err == -ENOENT)
+				return fail(EXIT_NO_LIBRARY, "the library has no uvmalloc USDT probes: %s", lib);
+			fprintf(stderr, "vmtrace: cannot attach uvmalloc:%s in %s: %s\n", probes[i].probe, lib, strerror(-err));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- maps */
+
+static void read_snapshots(struct vmtrace_bpf *skel, struct report *r)
+{
+	int fd = bpf_map__fd(skel->maps.snaps);
+	__u32 key, next, *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		struct vt_snap a, b;
+		struct proc *p;
+
+		key = next;
+		prev = &key;
+		/* Read twice with the same even sequence: a copy the BPF side was not writing. */
+		for (int tries = 0; tries < 10; tries++) {
+			if (bpf_map_lookup_elem(fd, &key, &a) || bpf_map_lookup_elem(fd, &key, &b))
+				break;
+			if (!(a.seq & 1) && a.seq == b.seq && !memcmp(a.words, b.words, sizeof(a.words)))
+				break;
+		}
+		if ((a.seq & 1) || !(p = report_proc(r, (pid_t)key)) || a.seq == p->snapshots)
+			continue;
+		p->snapshots = a.seq;
+		memcpy(&p->last, a.words, sizeof(p->last));
+		p->last_ns = a.ns;
+		p->fresh = true;
+		if (!p->have_base) {
+			p->base_ns = r->zero_base ? r->start_ns : a.ns;
+			if (!r->zero_base)
+				p->base = p->last;
+			p->have_base = true;
+		}
+	}
+}
+
+static void sum_percpu(struct bpf_map *map, uint64_t *out, unsigned n)
+{
+	int cpus = libbpf_num_possible_cpus(), fd = bpf_map__fd(map);
+	uint64_t *v = calloc((size_t)cpus, sizeof(*v));
+
+	for (unsigned k = 0; v && k < n; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(fd, &k, v))
+			continue;
+		for (int c = 0; c < cpus; c++)
+			out[k] += v[c];
+	}
+	free(v);
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct vt_site_row *x = a, *y = b;
+
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+/* The top n sites by bytes (all of them sorted, the caller prints n). */
+static size_t read_sites(struct vmtrace_bpf *skel, struct vt_site_row **out)
+{
+	int fd = bpf_map__fd(skel->maps.sites);
+	struct vt_site key, next, *prev = NULL;
+	struct vt_site_row *rows = NULL;
+	size_t n = 0, cap = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		struct vt_site_val v;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;
+		if (n == cap) {
+			struct vt_site_row *grown = realloc(rows, (cap = cap ? cap * 2 : 64) * sizeof(*rows));
+
+			if (!grown)
+				break;
+			rows = grown;
+		}
+		rows[n++] = (struct vt_site_row){ (pid_t)key.tgid, (int)key.api, key.caller, v.bytes, v.count };
+	}
+	if (n)
+		qsort(rows, n, sizeof(*rows), by_bytes);
+	*out = rows;
+	return n;
+}
+
+/* --sample for a process already running: written into it through its descriptor. */
+static void set_sample(struct proc *p, unsigned sample)
+{
+	struct target t;
+	uint32_t v = sample;
+
+	if (p->sample_set || target_open(&t, p->pid) != T_OK)
+		return;
+	if (t.d.size >= sizeof(t.d) && t.d.trace_sample && target_write(&t, t.d.trace_sample, &v, sizeof(v)) == T_OK)
+		p->sample_set = true;
+	target_close(&t);
+}
+
+/*
+ * Keep each process's mappings (to name call sites after it exits: on
+ * first sight, then every interval for later dlopens) and give it the
+ * sampling period.
+ */
+static void visit_processes(struct report *r, const struct options *o, bool interval)
+{
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct proc *p = &r->procs[i];
+
+		if (p->gone || (!interval && p->maps))
+			continue;
+		if (kill(p->pid, 0) && errno == ESRCH) {
+			p->gone = true;
+			continue;
+		}
+		maps_capture(&p->maps, p->pid);
+		if (o->sample && !o->command)
+			set_sample(p, o->sample);
+	}
+}
+
+/* ---------------------------------------------------------------- main */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool target_done(const struct options *o, pid_t child, int *status)
+{
+	if (child)
+		return waitpid(child, status, WNOHANG) == child;
+	return o->pid && kill(o->pid, 0) && errno == ESRCH;
+}
+
+static void collect(struct vmtrace_bpf *skel, struct report *r, const struct options *o, bool interval)
+{
+	read_snapshots(skel, r);
+	sum_percpu(skel->maps.events, r->events, VT_NR_EVENTS);
+	visit_processes(r, o, interval);
+}
+
+static void finish(struct vmtrace_bpf *skel, struct report *r)
+{
+	struct vt_hists h;
+	struct vt_site_row *sites;
+	size_t n;
+
+	sum_percpu(skel->maps.size_hist, h.size, VT_HIST);
+	sum_percpu(skel->maps.latency_hist, h.latency, VT_HIST);
+	n = read_sites(skel, &sites);
+	report_final(r, &h, sites, n < 10 ? n : 10);
+	free(sites);
+}
+
+static int run(struct vmtrace_bpf *skel, struct report *r, const struct options *o, pid_t child, int gate)
+{
+	double start = now_s(), last = start;
+	int status = 0;
+	bool done = false;
+
+	r->start_ns = (uint64_t)(start * 1e9);
+	if (gate >= 0) {
+		if (write(gate, "g", 1) != 1)
+			return 1;
+		close(gate);
+	}
+	if (o->pid)
+		report_proc(r, o->pid);
+	while (!done) {
+		struct timespec pause = { 0, 20 * 1000 * 1000 };
+		double t = now_s();
+
+		done = stop || target_done(o, child, &status) || (o->duration && t - start >= o->duration);
+		if (done || t - last >= o->interval) {
+			collect(skel, r, o, true);
+			if (t - last >= 0.001)
+				report_interval(r, t - start, t - last);
+			last = t;
+		} else {
+			collect(skel, r, o, false);
+		}
+		if (!done)
+			nanosleep(&pause, NULL);
+	}
+	finish(skel, r);
+	if (child && !WIFEXITED(status) && !stop)
+		kill(child, SIGTERM);
+	if (child && WIFEXITED(status) && WEXITSTATUS(status) && !o->json)
+		fprintf(r->out, "\n%s exited with status %d\n", o->command[0], WEXITSTATUS(status));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct report r = { .out = stdout };
+	struct vmtrace_bpf *skel;
+	char lib[4096];
+	pid_t child = 0;
+	int gate = -1, err = parse(argc, argv, &o);
+
+	if (err || (err = preflight()) || (err = find_library(&o, lib, sizeof(lib))))
+		return err;
+	r.json = o.json;
+	skel = vmtrace_bpf__open();
+	if (!skel)
+		return fail(1, "cannot open the BPF object: %s", strerror(errno));
+	if (o.command) {
+		child = spawn(o.command, o.sample, &gate);
+		if (child < 0)
+			return fail(1, "cannot start the command: %s", strerror(errno));
+		skel->rodata->target_tgid = child;
+		skel->rodata->follow_children = true;
+		r.zero_base = true;
+	} else {
+		skel->rodata->target_tgid = o.pid;
+	}
+	if (vmtrace_bpf__load(skel)) {
+		err = errno == EPERM || errno == EACCES
+			      ? fail(EXIT_NOT_PERMITTED, "not permitted to load BPF programs: %s", "needs CAP_SYS_ADMIN")
+			      : fail(1, "cannot load the BPF programs: %s", strerror(errno));
+	} else {
+		/* A command is followed into its children: attach to every process, keep the family in BPF. */
+		err = attach(skel, o.command ? 0 : o.pid, lib);
+	}
+	if (!err) {
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		if (!o.json)
+			fprintf(stderr, "vmtrace: tracing %s%s; Ctrl-C to stop\n", lib,
+				o.command ? " in the command and its children" : o.pid ? " in one process" : " in every process");
+		err = run(skel, &r, &o, child, gate);
+	} else if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	vmtrace_bpf__destroy(skel);
+	for (size_t i = 0; i < r.nprocs; i++)
+		maps_free(r.procs[i].maps);
+	free(r.procs);
+	return err;
+}
