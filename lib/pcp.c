@@ -391,9 +391,7 @@ struct vmap_area *pcp_get(unsigned nid, size_t pages, size_t align)
 		trim(p, va, pages);
 	else
 		UVM_TRACE(cache_miss, pages, nid);
-	/* A program that only ever hits its caches still sends snapshots. */
-	if (!(p->ops & 255))
-		trace_snapshot();
+	trace_snapshot(); /* a program that only ever hits its caches still sends snapshots */
 	return va;
 }
 

@@ -49,7 +49,8 @@ _Static_assert(sizeof(struct slab) <= SLAB_HEADER, "slab header outgrew its room
 struct heap {
 	struct slab *cur[NCLASS];
 	struct list_head partial[NCLASS], full[NCLASS];
-	uint64_t allocs, frees, alloc_bytes, free_bytes;
+	/* By class, so that bytes are counts times class sizes: no add of a size on the fast paths. */
+	uint64_t allocs[NCLASS], frees[NCLASS];
 	struct list_head link; /* registry */
 };
 
@@ -57,7 +58,7 @@ static struct {
 	struct thr_registry thr; /* the heaps; its lock also guards the orphan lists and the exited threads' counters */
 	struct list_head orphans[NCLASS];
 	_Atomic unsigned nr_orphans[NCLASS];
-	uint64_t allocs, frees, alloc_bytes, free_bytes;
+	uint64_t allocs[NCLASS], frees[NCLASS];
 	_Atomic uint64_t slabs;
 	uintptr_t key; /* marks a freed object */
 } sl = { .thr = THR_REGISTRY_INIT(sl.thr) };
@@ -69,7 +70,8 @@ static __thread bool tls_heap_gone __attribute__((tls_model("initial-exec")));
 
 /* ------------------------------------------------------------ classes */
 
-static unsigned class_of(size_t size)
+/* On every malloc: the compiler must not turn it into a call. */
+static uvm_always_inline unsigned class_of(size_t size)
 {
 	unsigned shift;
 
@@ -240,11 +242,11 @@ static void abandon(struct heap *h)
 static void retire_heap(struct heap *h)
 {
 	uvm_lock(&sl.thr.lock);
-	sl.allocs += h->allocs;
-	sl.alloc_bytes += h->alloc_bytes;
-	/* also counted lock-free by exited threads */
-	__atomic_fetch_add(&sl.frees, h->frees, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&sl.free_bytes, h->free_bytes, __ATOMIC_RELAXED);
+	for (unsigned c = 0; c < NCLASS; c++) {
+		sl.allocs[c] += h->allocs[c];
+		/* also counted lock-free by exited threads */
+		__atomic_fetch_add(&sl.frees[c], h->frees[c], __ATOMIC_RELAXED);
+	}
 	thr_retire_locked(&sl.thr, h);
 	uvm_unlock(&sl.thr.lock);
 }
@@ -304,10 +306,8 @@ static struct slab *refill(struct heap *h, unsigned c)
 	struct slab *s, *n;
 
 	list_for_each_entry_safe(s, n, &h->partial[c], link) {
-		if (has_room(s)) {
-			UVM_TRACE(slab_refill, s->size, 0);
+		if (has_room(s))
 			return s;
-		}
 		list_del(&s->link);
 		list_add(&s->link, &h->full[c]);
 		s->full = 1;
@@ -317,7 +317,6 @@ static struct slab *refill(struct heap *h, unsigned c)
 			list_del(&s->link);
 			list_add(&s->link, &h->partial[c]);
 			s->full = 0;
-			UVM_TRACE(slab_refill, s->size, 0);
 			return s;
 		}
 	}
@@ -376,8 +375,7 @@ void *slab_alloc(size_t size, size_t align)
 		return NULL;
 	}
 	h->cur[c]->used++;
-	h->allocs++;
-	h->alloc_bytes += h->cur[c]->size;
+	h->allocs[c]++;
 	((uintptr_t *)p)[1] = 0; /* no longer marked free */
 	return p;
 }
@@ -413,8 +411,7 @@ static void free_local(struct heap *h, struct slab *s, void *p)
 	*(void **)p = s->free;
 	s->free = p;
 	s->used--;
-	h->frees++;
-	h->free_bytes += s->size;
+	h->frees[s->cls]++;
 	if (s->full) {
 		list_del(&s->link);
 		list_add(&s->link, &h->partial[s->cls]);
@@ -479,39 +476,39 @@ enum slab_ptr slab_free(void *p)
 	h = tls_heap;
 	if (h && atomic_load_explicit(&s->owner, memory_order_relaxed) == h) {
 		free_local(h, s, p);
-		/* A phase that only frees still sends snapshots. */
-		if (!(h->frees & 1023))
-			trace_snapshot();
+		trace_snapshot(); /* a phase that only frees still sends snapshots */
 	} else {
 		free_remote(s, p);
-		if (h) {
-			h->frees++;
-			h->free_bytes += s->size;
-		} else {
-			__atomic_fetch_add(&sl.frees, 1, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&sl.free_bytes, s->size, __ATOMIC_RELAXED);
-		}
+		if (h)
+			h->frees[s->cls]++;
+		else
+			__atomic_fetch_add(&sl.frees[s->cls], 1, __ATOMIC_RELAXED);
 	}
 	return SLAB_LIVE;
 }
 
 /* ------------------------------------------------------ stats, fork */
 
+static void count_classes(struct uvm_stats *st, const uint64_t *allocs, const uint64_t *frees)
+{
+	for (unsigned c = 0; c < NCLASS; c++) {
+		uint64_t a = __atomic_load_n(&allocs[c], __ATOMIC_RELAXED), f = __atomic_load_n(&frees[c], __ATOMIC_RELAXED);
+
+		st->small_allocs += a;
+		st->small_frees += f;
+		st->small_alloc_bytes += a * class_size(c);
+		st->small_free_bytes += f * class_size(c);
+	}
+}
+
 void slab_stats(struct uvm_stats *st)
 {
 	struct heap *h;
 
 	uvm_lock(&sl.thr.lock);
-	st->small_allocs += sl.allocs;
-	st->small_frees += __atomic_load_n(&sl.frees, __ATOMIC_RELAXED);
-	st->small_alloc_bytes += sl.alloc_bytes;
-	st->small_free_bytes += __atomic_load_n(&sl.free_bytes, __ATOMIC_RELAXED);
-	list_for_each_entry(h, &sl.thr.live, link) {
-		st->small_allocs += __atomic_load_n(&h->allocs, __ATOMIC_RELAXED);
-		st->small_frees += __atomic_load_n(&h->frees, __ATOMIC_RELAXED);
-		st->small_alloc_bytes += __atomic_load_n(&h->alloc_bytes, __ATOMIC_RELAXED);
-		st->small_free_bytes += __atomic_load_n(&h->free_bytes, __ATOMIC_RELAXED);
-	}
+	count_classes(st, sl.allocs, sl.frees);
+	list_for_each_entry(h, &sl.thr.live, link)
+		count_classes(st, h->allocs, h->frees);
 	uvm_unlock(&sl.thr.lock);
 	st->slabs = atomic_load_explicit(&sl.slabs, memory_order_relaxed);
 }

@@ -31,7 +31,8 @@ volatile unsigned uvm__trace_sample;
 
 void trace_init(void) { uvm__trace_sample = (unsigned)option(OPT_TRACE_SAMPLE); }
 
-static __thread unsigned countdown __attribute__((tls_model("initial-exec")));
+__thread unsigned trace_countdown __attribute__((tls_model("initial-exec")));
+__thread unsigned trace_ticks __attribute__((tls_model("initial-exec")));
 static _Atomic uint64_t next_snapshot;
 
 uint64_t trace_now_ns(void)
@@ -42,8 +43,8 @@ uint64_t trace_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Per thread, so sampling shares no cache line; the first call of a thread samples at once. */
-bool trace_sample_tick(void)
+/* The countdown ran out (or never started): sample this call and count down again. */
+bool trace_sample_restart(void)
 {
 	unsigned every;
 
@@ -51,12 +52,9 @@ bool trace_sample_tick(void)
 	if (unlikely(!atomic_load_explicit(&uvm_ready, memory_order_acquire)) && !init_in_progress_here())
 		uvm_init();
 	every = uvm__trace_sample;
-	if (!every)
-		return false;
-	if (countdown && --countdown)
-		return false;
-	countdown = every;
-	return true;
+	/* Unset yet (vmtrace -p writes it just after it attaches): look again a few thousand calls on. */
+	trace_countdown = every ? every : 4096;
+	return every != 0;
 }
 
 void trace_alloc(size_t size, size_t align, const void *p, const void *caller, uint64_t t0, int api)

@@ -25,7 +25,8 @@
  *   tree_alloc(start, size, align)          an area carved from the free tree
  *   region_new(start, size, nid)            a new region reserved
  *   purge(areas, bytes, madvise_calls, ns)  a purge, timed by the library
- *   slab_refill(object_size, source)        a class took a slab: 0 own partial/full, 1 orphan, 2 new
+ *   slab_refill(object_size, source)        a class took a slab from outside the thread: 1 orphan, 2 new
+ *                                           (not when it moves to another slab of its own: that is too frequent)
  *   slab_release(object_size)               an empty slab went back to the area cache
  */
 #ifndef UVM_TRACE_H
@@ -70,8 +71,13 @@ UVM_TRACE_DECLARE(slab_release);
 /* One allocation in uvm__trace_sample is timed and reported (alloc probe); UVM_TRACE_SAMPLE sets it first. */
 extern volatile unsigned uvm__trace_sample;
 void trace_init(void);
-bool trace_sample_tick(void);
-static inline bool trace_sample_due(void) { return UVM_TRACED(alloc) && trace_sample_tick(); }
+extern __thread unsigned trace_countdown __attribute__((tls_model("initial-exec")));
+bool trace_sample_restart(void);
+/* Per thread, so sampling shares no cache line; a thread's first call is sampled. */
+static inline bool trace_sample_due(void)
+{
+	return UVM_TRACED(alloc) && (trace_countdown <= 1 ? trace_sample_restart() : (--trace_countdown, false));
+}
 uint64_t trace_now_ns(void);
 void trace_alloc(size_t size, size_t align, const void *p, const void *caller, uint64_t t0, int api);
 
@@ -80,9 +86,11 @@ void trace_alloc(size_t size, size_t align, const void *p, const void *caller, u
  * holds no lock of the library: it takes them all to read the counters.
  */
 void trace_snapshot_slow(bool force);
+extern __thread unsigned trace_ticks __attribute__((tls_model("initial-exec")));
 static inline void trace_snapshot(void)
 {
-	if (UVM_TRACED(snapshot))
+	/* Slow paths can be frequent (a slab's bump allocations): look at the clock on one call in 64. */
+	if (UVM_TRACED(snapshot) && !(++trace_ticks & 63))
 		trace_snapshot_slow(false);
 }
 

@@ -17,6 +17,7 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define uvm_noinline __attribute__((noinline))
+#define uvm_always_inline inline __attribute__((always_inline))
 #define uvm_cacheline_aligned __attribute__((aligned(64)))
 
 #define container_of(ptr, type, member) \

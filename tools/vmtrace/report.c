@@ -125,7 +125,7 @@ static void text_line(FILE *f, double t, const struct proc *p, const struct rate
 
 	fprintf(f,
 		"%6.1fs pid %-7d allocs %s/s obj + %s/s areas, frees %s/s + %s/s  +%s/s -%s/s  live %s lazy %s  "
-		"purges %llu (%llu pages)  hits cache %s pool %s  frag %.3f in %llu ranges\n",
+		"purges %llu (%llu pages)  hits cache %s pool %s  frag %.3g in %llu ranges\n",
 		t, (int)p->pid, human(x->objs, a, sizeof(a)), human(x->areas, b, sizeof(b)), human(x->ofrees, c, sizeof(c)),
 		human(x->afrees, d, sizeof(d)), mib(x->bytes_in, e, sizeof(e)), mib(x->bytes_out, g, sizeof(g)),
 		mib((double)p->last.busy_bytes, h, sizeof(h)), mib((double)p->last.lazy_bytes, i, sizeof(i)),
@@ -293,7 +293,7 @@ void report_final(struct report *r, const struct vt_hists *h, struct vt_site_row
 
 		fprintf(r->out,
 			"  pid %d: %llu objects and %llu areas allocated, %llu and %llu freed; %llu purges (%llu MiB back); "
-			"free %llu bytes in %llu ranges, largest %llu: fragmentation %.3f\n",
+			"free %llu bytes in %llu ranges, largest %llu: fragmentation %.3g\n",
 			(int)r->procs[i].pid, (unsigned long long)s->small_allocs, (unsigned long long)s->allocs,
 			(unsigned long long)s->small_frees, (unsigned long long)s->frees, (unsigned long long)s->purges,
 			(unsigned long long)(s->purged_bytes >> 20), (unsigned long long)s->free_bytes,

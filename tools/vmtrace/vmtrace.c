@@ -230,7 +230,7 @@ static pid_t spawn(char **command, unsigned sample, int *gate)
 
 /* -------------------------------------------------------------- attach */
 
-static int attach(struct vmtrace_bpf *skel, pid_t pid, const char *lib)
+static int attach(struct vmtrace_bpf *skel, pid_t pid, const char *lib, unsigned sample)
 {
 	struct {
 		struct bpf_program *prog;
@@ -250,6 +250,9 @@ static int attach(struct vmtrace_bpf *skel, pid_t pid, const char *lib)
 	};
 
 	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		/* Unattached, the alloc probe's semaphore stays 0 and malloc does not even count down. */
+		if (!sample && probes[i].link == &skel->links.on_alloc)
+			continue;
 		*probes[i].link = bpf_program__attach_usdt(probes[i].prog, pid ? pid : -1, lib, "uvmalloc", probes[i].probe, NULL);
 		if (!*probes[i].link) {
 			int err = -errno;
@@ -493,7 +496,7 @@ int main(int argc, char **argv)
 			      : fail(1, "cannot load the BPF programs: %s", strerror(errno));
 	} else {
 		/* A command is followed into its children: attach to every process, keep the family in BPF. */
-		err = attach(skel, o.command ? 0 : o.pid, lib);
+		err = attach(skel, o.command ? 0 : o.pid, lib, o.sample);
 	}
 	if (!err) {
 		signal(SIGINT, on_signal);
