@@ -324,6 +324,13 @@ static struct vmap_area *mergeable_next(struct pcp *p, const struct vmap_area *v
 	/* A hugetlb body splits and joins only on 2 MiB boundaries; slabs are never cached. */
 	if ((va->flags | next->flags) & VA_HUGETLB)
 		return NULL;
+	/*
+	 * Equal neighbours stay apart: they are a batch of equal requests (an
+	 * array of buffers, a deferred-free batch), which come back as such and
+	 * fit exactly, where a joined block would be cut again at every one.
+	 */
+	if (va_size(next) == va_size(va))
+		return NULL;
 	return next;
 }
 

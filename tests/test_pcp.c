@@ -73,14 +73,39 @@ Test(pcp, neighbours_merge_back)
 	cr_assert_eq(stats().cached_count, 1, "head and tail did not merge");
 	cr_assert_eq(stats().cached_bytes, 100 * 4096);
 	cr_assert_eq(uvm_vmalloc(99 * 4096), big, "the merged block serves the original size again");
-	/* Neighbours freed in address order join too: b then a. */
+	/* Neighbours of different sizes freed in address order join too: b then a. */
 	a = uvm_vmalloc(4096);
-	b = uvm_vmalloc(4096);
+	b = uvm_vmalloc(2 * 4096);
 	cr_assert_eq(b, a + 8192, "b must follow a for this test");
 	uvm_vfree(b);
 	uvm_vfree(a);
-	cr_assert_eq(stats().cached_count, 1);
-	cr_assert_eq(stats().cached_bytes, 4 * 4096);
+	cr_assert_eq(stats().cached_count, 1, "a and b did not join");
+	cr_assert_eq(stats().cached_bytes, 5 * 4096);
+}
+
+/*
+ * Equal neighbours stay apart: a batch of equal blocks freed together (the
+ * kernel's kvfree_rcu batches) comes back one for one, with no cut and no
+ * join (both are busy-tree updates), and each block is where it was.
+ */
+Test(pcp, equal_neighbours_stay_apart)
+{
+	enum { N = 64 };
+	char *p[N], *q[N];
+
+	for (int i = 0; i < N; i++)
+		p[i] = uvm_vmalloc(4096);
+	for (int i = 1; i < N; i++)
+		cr_assert_eq(p[i], p[i - 1] + 8192, "the batch must be contiguous for this test");
+	for (int i = 0; i < N; i++)
+		uvm_vfree(p[i]);
+	cr_assert_eq(stats().cached_count, N, "equal neighbours were joined");
+	for (int i = 0; i < N; i++)
+		q[i] = uvm_vmalloc(4096);
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(q[i], p[N - 1 - i], "block %d is not the one freed last but %d", i, i);
+	for (int i = 0; i < N; i++)
+		uvm_vfree(q[i]);
 }
 
 /* Alignment is honoured: a cached block whose start is not aligned is not handed out for an aligned request. */
