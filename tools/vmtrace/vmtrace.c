@@ -55,7 +55,7 @@ static void usage(FILE *f)
 		   "  -p PID        one running process\n"
 		   "  -- COMMAND    start COMMAND and follow it and its children until it exits\n"
 		   "  -i SECONDS    interval between lines (default 1)\n"
-		   "  -d SECONDS    stop after this long\n"
+		   "  -d SECONDS    stop after this long (a COMMAND goes on running, untraced)\n"
 		   "  --json        one JSON object per interval, and one at the end\n"
 		   "  --sample N    time and report one allocation in N (sizes, latency, call sites); default 0 = off\n"
 		   "  --lib PATH    the libuvmalloc.so.0 to trace (default: the process's, or the one vmtrace was built with)\n"
@@ -458,8 +458,7 @@ static int run(struct vmtrace_bpf *skel, struct report *r, const struct options 
 			nanosleep(&pause, NULL);
 	}
 	finish(skel, r);
-	if (child && !WIFEXITED(status) && !stop)
-		kill(child, SIGTERM);
+	/* A command still running at -d or Ctrl-C goes on, untraced, once the probes detach. */
 	if (child && WIFEXITED(status) && WEXITSTATUS(status) && !o->json)
 		fprintf(r->out, "\n%s exited with status %d\n", o->command[0], WEXITSTATUS(status));
 	return 0;
