@@ -45,6 +45,25 @@ void work_sum(struct work_result *r, const void *lanes, long n, size_t stride)
 	}
 }
 
+void work_lanes(const struct work_args *a, struct work_result *r, size_t lane_size, void *(*fn)(void *), uint64_t seed,
+		long rounds)
+{
+	char *lanes = calloc((size_t)a->threads, lane_size);
+
+	if (!lanes)
+		abort();
+	for (long i = 0; i < a->threads; i++) {
+		struct work_lane *l = (struct work_lane *)(lanes + (size_t)i * lane_size);
+
+		l->rng = seed * (uint64_t)(i + 1);
+		l->rounds = rounds * a->scale;
+	}
+	if (work_threads(a->threads, fn, lanes, lane_size))
+		abort();
+	work_sum(r, lanes, a->threads, lane_size);
+	free(lanes);
+}
+
 void work_fill(unsigned char *p, uint64_t size, uint64_t tag)
 {
 	p[0] = (unsigned char)tag;

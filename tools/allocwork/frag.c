@@ -22,9 +22,7 @@ struct frag_obj {
 };
 
 struct frag_lane {
-	struct work_result res;
-	uint64_t rng;
-	long phases;
+	struct work_lane w; /* rounds: phases */
 	struct frag_obj survivor[SURVIVORS];
 	struct frag_obj obj[SMALL + MEDIUM + LARGE];
 };
@@ -33,8 +31,8 @@ static void release(struct frag_lane *l, struct frag_obj *o)
 {
 	if (!o->p)
 		return;
-	l->res.corrupt |= !work_check(o->p, o->size, o->tag);
-	l->res.checksum += o->p[0];
+	l->w.res.corrupt |= !work_check(o->p, o->size, o->tag);
+	l->w.res.checksum += o->p[0];
 	free(o->p);
 	o->p = NULL;
 }
@@ -45,8 +43,8 @@ static void fill(struct frag_lane *l, long from, long n, uint64_t min, uint64_t 
 	for (long i = from; i < from + n; i++) {
 		struct frag_obj *o = &l->obj[i];
 
-		o->size = min + work_rnd(&l->rng) % span;
-		o->tag = l->res.ops++;
+		o->size = min + work_rnd(&l->w.rng) % span;
+		o->tag = l->w.res.ops++;
 		o->p = malloc(o->size);
 		if (!o->p)
 			abort();
@@ -62,7 +60,7 @@ static void thin(struct frag_lane *l, long from, long n, long step, long keep)
 {
 	for (long i = from, k = 0; i < n; i += step, k++) {
 		if (keep && k % keep == 0) {
-			struct frag_obj *s = &l->survivor[work_rnd(&l->rng) % SURVIVORS];
+			struct frag_obj *s = &l->survivor[work_rnd(&l->w.rng) % SURVIVORS];
 
 			release(l, s);
 			*s = l->obj[i];
@@ -77,7 +75,7 @@ static void *lane(void *arg)
 {
 	struct frag_lane *l = arg;
 
-	for (long ph = 0; ph < l->phases; ph++) {
+	for (long ph = 0; ph < l->w.rounds; ph++) {
 		/* The medium and large objects come while the holes are still fenced in. */
 		fill(l, 0, SMALL, 16, 113);
 		thin(l, 1, SMALL, 2, 0);
@@ -94,18 +92,7 @@ static void *lane(void *arg)
 
 static void run(const struct work_args *a, struct work_result *r)
 {
-	struct frag_lane *lanes = calloc((size_t)a->threads, sizeof(*lanes));
-
-	if (!lanes)
-		abort();
-	for (long i = 0; i < a->threads; i++) {
-		lanes[i].rng = 0xda942042e4dd58b5ull * (uint64_t)(i + 3);
-		lanes[i].phases = PHASES * a->scale;
-	}
-	if (work_threads(a->threads, lane, lanes, sizeof(*lanes)))
-		abort();
-	work_sum(r, lanes, a->threads, sizeof(*lanes));
-	free(lanes);
+	work_lanes(a, r, sizeof(struct frag_lane), lane, 0xda942042e4dd58b5ull, PHASES);
 }
 
 const struct workload work_frag = { "frag", "holes fenced in by survivors, then larger requests: reuse of holes and peak RSS", run };

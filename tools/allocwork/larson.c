@@ -18,11 +18,9 @@
 #define OPS_PER_GENERATION 100000
 
 struct larson_lane {
-	struct work_result res;
+	struct work_lane w; /* rounds: generations */
 	unsigned char *p[SLOTS];
 	uint64_t size[SLOTS], tag[SLOTS];
-	uint64_t rng;
-	long generations;
 };
 
 static void *generation(void *arg)
@@ -30,19 +28,19 @@ static void *generation(void *arg)
 	struct larson_lane *l = arg;
 
 	for (long i = 0; i < OPS_PER_GENERATION; i++) {
-		unsigned k = (unsigned)(work_rnd(&l->rng) % SLOTS);
-		uint64_t size = MIN_SIZE + work_rnd(&l->rng) % (MAX_SIZE - MIN_SIZE + 1);
+		unsigned k = (unsigned)(work_rnd(&l->w.rng) % SLOTS);
+		uint64_t size = MIN_SIZE + work_rnd(&l->w.rng) % (MAX_SIZE - MIN_SIZE + 1);
 
 		if (l->p[k]) {
-			l->res.corrupt |= !work_check(l->p[k], l->size[k], l->tag[k]);
-			l->res.checksum += l->p[k][0];
+			l->w.res.corrupt |= !work_check(l->p[k], l->size[k], l->tag[k]);
+			l->w.res.checksum += l->p[k][0];
 			free(l->p[k]);
 		}
 		l->p[k] = malloc(size);
 		if (!l->p[k])
 			abort();
 		l->size[k] = size;
-		l->tag[k] = l->res.ops++;
+		l->tag[k] = l->w.res.ops++;
 		work_fill(l->p[k], size, l->tag[k]);
 	}
 	return NULL;
@@ -53,7 +51,7 @@ static void *lane(void *arg)
 {
 	struct larson_lane *l = arg;
 
-	for (long g = 0; g < l->generations; g++)
+	for (long g = 0; g < l->w.rounds; g++)
 		if (work_threads(1, generation, l, 0))
 			abort();
 	for (unsigned k = 0; k < SLOTS; k++)
@@ -63,18 +61,7 @@ static void *lane(void *arg)
 
 static void run(const struct work_args *a, struct work_result *r)
 {
-	struct larson_lane *lanes = calloc((size_t)a->threads, sizeof(*lanes));
-
-	if (!lanes)
-		abort();
-	for (long i = 0; i < a->threads; i++) {
-		lanes[i].rng = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
-		lanes[i].generations = GENERATIONS * a->scale;
-	}
-	if (work_threads(a->threads, lane, lanes, sizeof(*lanes)))
-		abort();
-	work_sum(r, lanes, a->threads, sizeof(*lanes));
-	free(lanes);
+	work_lanes(a, r, sizeof(struct larson_lane), lane, 0x9e3779b97f4a7c15ull, GENERATIONS);
 }
 
 const struct workload work_larson = { "larson", "server simulation: small blocks freed by the next thread, after their owner exited", run };

@@ -18,12 +18,6 @@ struct mixed_obj {
 	uint64_t size, tag;
 };
 
-struct mixed_lane {
-	struct work_result res;
-	uint64_t rng;
-	long allocs;
-};
-
 static uint64_t object_size(uint64_t *rng)
 {
 	uint64_t x = work_rnd(rng), pick = x % 100;
@@ -34,7 +28,7 @@ static uint64_t object_size(uint64_t *rng)
 	return pick < 95 ? 64 + x % 449 : 512 + x % 3585;
 }
 
-static void retire(struct mixed_lane *l, struct mixed_obj *o)
+static void retire(struct work_lane *l, struct mixed_obj *o)
 {
 	l->res.corrupt |= !work_check(o->p, o->size, o->tag);
 	l->res.checksum += o->p[0];
@@ -43,13 +37,13 @@ static void retire(struct mixed_lane *l, struct mixed_obj *o)
 
 static void *lane(void *arg)
 {
-	struct mixed_lane *l = arg;
-	struct mixed_obj *ring = calloc(MEDIUM, sizeof(*ring)), *kept = malloc(sizeof(*kept) * (size_t)(l->allocs / 20 + 1));
+	struct work_lane *l = arg;
+	struct mixed_obj *ring = calloc(MEDIUM, sizeof(*ring)), *kept = malloc(sizeof(*kept) * (size_t)(l->rounds / 20 + 1));
 	long nkept = 0;
 
 	if (!ring || !kept)
 		abort();
-	for (long i = 0; i < l->allocs; i++) {
+	for (long i = 0; i < l->rounds; i++) {
 		uint64_t size = object_size(&l->rng), life = work_rnd(&l->rng) % 19;
 		struct mixed_obj o = { malloc(size), size, (uint64_t)i };
 
@@ -73,7 +67,7 @@ static void *lane(void *arg)
 			retire(l, &ring[i]);
 	for (long i = 0; i < nkept; i++)
 		retire(l, &kept[i]);
-	l->res.ops = (uint64_t)l->allocs;
+	l->res.ops = (uint64_t)l->rounds;
 	free(ring);
 	free(kept);
 	return NULL;
@@ -81,16 +75,7 @@ static void *lane(void *arg)
 
 static void run(const struct work_args *a, struct work_result *r)
 {
-	struct mixed_lane *lanes = calloc((size_t)a->threads, sizeof(*lanes));
-
-	if (!lanes)
-		abort();
-	for (long i = 0; i < a->threads; i++)
-		lanes[i] = (struct mixed_lane){ .rng = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 7), .allocs = ALLOCS * a->scale };
-	if (work_threads(a->threads, lane, lanes, sizeof(*lanes)))
-		abort();
-	work_sum(r, lanes, a->threads, sizeof(*lanes));
-	free(lanes);
+	work_lanes(a, r, sizeof(struct work_lane), lane, 0x9e3779b97f4a7c15ull * 7, ALLOCS);
 }
 
 const struct workload work_mixed = { "mixed", "small objects of mixed lifetimes (8 B - 4 KiB): fast path and packing", run };

@@ -39,11 +39,10 @@ static bool grow(struct grow_buf *b, uint64_t to, uint64_t *sum)
 
 static void *lane(void *arg)
 {
-	struct work_result *r = arg;
-	long rounds = (long)r->ops;
+	struct work_lane *l = arg;
+	struct work_result *r = &l->res;
 
-	r->ops = 0;
-	for (long round = 0; round < rounds; round++) {
+	for (long round = 0; round < l->rounds; round++) {
 		struct grow_buf buf[BUFFERS];
 
 		for (int i = 0; i < BUFFERS; i++) {
@@ -68,16 +67,7 @@ static void *lane(void *arg)
 
 static void run(const struct work_args *a, struct work_result *r)
 {
-	struct work_result *lanes = calloc((size_t)a->threads, sizeof(*lanes));
-
-	if (!lanes)
-		abort();
-	for (long i = 0; i < a->threads; i++)
-		lanes[i].ops = (uint64_t)(ROUNDS * a->scale);
-	if (work_threads(a->threads, lane, lanes, sizeof(*lanes)))
-		abort();
-	work_sum(r, lanes, a->threads, sizeof(*lanes));
-	free(lanes);
+	work_lanes(a, r, sizeof(struct work_lane), lane, 0, ROUNDS);
 }
 
 const struct workload work_realloc = { "realloc", "buffers grown by realloc from 64 KiB to 32 MiB, every page written", run };

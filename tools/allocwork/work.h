@@ -45,6 +45,17 @@ int work_threads(long n, void *(*fn)(void *), void *ctx, size_t stride);
 /* Adds up n lanes' results: structs stride bytes apart, each starting with its struct work_result. */
 void work_sum(struct work_result *r, const void *lanes, long n, size_t stride);
 
+/* What a workload's per-thread lane starts with; work_lanes fills it in. */
+struct work_lane {
+	struct work_result res;
+	uint64_t rng; /* the lane's random stream: seed * (lane + 1) */
+	long rounds;  /* the workload's unit of work times -s */
+};
+
+/* Runs fn on a->threads zeroed lanes of lane_size bytes, each starting with a struct work_lane, and sums them into r. */
+void work_lanes(const struct work_args *a, struct work_result *r, size_t lane_size, void *(*fn)(void *), uint64_t seed,
+		long rounds);
+
 /* Writes a block's first and last bytes from a tag; work_check reads them back. */
 void work_fill(unsigned char *p, uint64_t size, uint64_t tag);
 bool work_check(const unsigned char *p, uint64_t size, uint64_t tag);
