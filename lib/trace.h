@@ -6,8 +6,10 @@
  * that links it cannot copy it away from the kernel's reach (a COPY
  * relocation would make a probe attached to a running process never
  * fire).  Untraced, a probe costs the test of its semaphore; its arguments
- * are not even computed.  The probe site is a 5-byte nop, which Linux
- * 6.18+ turns into a call instead of a trap (about 4x cheaper when traced).
+ * are not even computed.  The probe sites are sdt.h's 1-byte nops: with
+ * 5-byte nops, which Linux 6.18 rewrites into a call to a trampoline (4x
+ * cheaper when traced), a traced process that forked while tracing had its
+ * children killed by SIGSEGV (tests/test_vmtrace.py keeps that case).
  *
  * A traced probe costs microseconds, so the always-on probes sit on slow
  * paths only.  Per-allocation probes fire for one call in
@@ -35,8 +37,6 @@
 #define _SDT_HAS_SEMAPHORES 1
 #define SDT_USE_VARIADIC 1
 #include <sys/sdt.h>
-#undef _SDT_NOP
-#define _SDT_NOP .nops 5
 
 #include <stdbool.h>
 #include <stdint.h>

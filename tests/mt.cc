@@ -94,9 +94,11 @@ int main()
 		if (pid == 0)
 			_exit(child(k));
 		int status = 0;
-		waitpid(pid, &status, 0);
-		if (!WIFEXITED(status) || WEXITSTATUS(status))
-			return 1;
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+			std::fprintf(stderr, "child %d: %s %d\n", k, WIFSIGNALED(status) ? "killed by signal" : "exit status",
+				     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+			std::_Exit(1); /* the threads are still running: no destructors, no terminate() */
+		}
 	}
 	for (auto &t : producers)
 		t.join();

@@ -229,7 +229,7 @@ static void print_json(const struct worker *w, long n, const struct params *p)
 /* A progress line on stderr once a run has taken more than two seconds. */
 static void progress(struct worker *w, long n)
 {
-	double t0 = now_us();
+	double t0 = now_us(), next = t0 + 2e6;
 	bool shown = false;
 
 	for (;;) {
@@ -238,9 +238,10 @@ static void progress(struct worker *w, long n)
 
 		if (done >= total)
 			break;
-		if (now_us() - t0 > 2e6) {
+		if (now_us() >= next) {
 			fprintf(stderr, "\rvmbench: %ld of %ld test calls done, %.0f s", done, total, (now_us() - t0) / 1e6);
 			shown = true;
+			next += 5e5;
 		}
 		nanosleep(&ts, NULL);
 	}
