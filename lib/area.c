@@ -119,13 +119,17 @@ void area_free(struct vmap_area *va)
 {
 	LIST_HEAD(one);
 
+	/* Another thread's area goes back to its owner's pool: this thread's cache might never use it. */
+	if (va_owner(va) != vn_owner_id()) {
+		pcp_count_free(area_usable(va));
+		list_add(&va->list, &one);
+		purge_free_backed(&one);
+		return;
+	}
 	if (pcp_put(va))
 		return;
 	list_add(&va->list, &one);
-	if (va_owner(va) != vn_owner_id())
-		purge_free_backed(&one);
-	else
-		purge_free_lazily(&one);
+	purge_free_lazily(&one);
 }
 
 /* The area in a busy tree that starts at addr (live or cached), or NULL. */

@@ -23,11 +23,11 @@
 
 #include "descriptor.h"
 #include "lock.h"
-#include "trace.h"
 #include "meta.h"
 #include "numa_node.h"
 #include "options.h"
 #include "os.h"
+#include "trace.h"
 
 #define COMMIT_STEP_MIN ((uintptr_t)4 << 20)
 #define REGION_MIN ((size_t)64 << 20) /* the smallest region asked for when a larger one is refused */

@@ -4,11 +4,11 @@
  * A pthread mutex: uncontended it is one atomic, contended it sleeps in the
  * kernel instead of burning the core, which matters with 64 threads on 2
  * cores.  It is glibc's adaptive kind: it spins a little before it sleeps,
- * because our critical sections are a few hundred instructions and a
- * futex wait and wake cost more than that (random_size on 2 threads spent
- * 8 % of its time in futex calls with the plain kind).  It never allocates, so it is safe inside malloc.  After fork() the
- * child re-initialises every lock (see fork.c), never unlocks one it did not
- * take.
+ * because our critical sections are a few hundred instructions and a futex
+ * wait and wake cost more than that (random_size on 2 threads spent 8 % of
+ * its time in futex calls with the plain kind).  It never allocates, so it
+ * is safe inside malloc.  After fork() the child re-initialises every lock
+ * (init.c's fork handlers), never unlocks one it did not take.
  */
 #ifndef UVM_LOCK_H
 #define UVM_LOCK_H

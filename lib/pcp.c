@@ -241,11 +241,16 @@ int pcp_init(unsigned nodes)
 
 /* ------------------------------------------------------------ fast paths */
 
-/* Another thread's area goes back to its owner's pool instead (area_free): this cache may never use it. */
 static bool cacheable(const struct pcp *p, const struct vmap_area *va)
 {
-	return p && reg.enabled && va_pages(va) <= reg.high_max && va_owner(va) == vn_owner_id();
+	return p && reg.enabled && va_pages(va) <= reg.high_max;
 }
+
+/* Usable bytes of an area (its guard page left out): what the byte counters count. */
+static size_t usable(const struct vmap_area *va) { return va_size(va) - UVM_PAGE_SIZE; }
+
+/* The pages a hit on va for pages keeps: a one-page tail could never serve an area (a guard and nothing usable). */
+static size_t kept_pages(const struct vmap_area *va, size_t pages) { return va_pages(va) < pages + 2 ? va_pages(va) : pages; }
 
 /* Cache va as p's hottest area of its order; over high, grow high or drain the coldest onto out. */
 static void put_locked(struct pcp *p, struct vmap_area *va, struct list_head *out)
@@ -298,8 +303,7 @@ static void trim(struct pcp *p, struct vmap_area *va, size_t pages)
 	struct vmap_area *tail;
 	LIST_HEAD(out);
 
-	/* A one-page tail could never serve an area (a guard page and nothing usable): the caller gets it too. */
-	if (va_pages(va) < pages + 2)
+	if (kept_pages(va, pages) == va_pages(va))
 		return;
 	pcp_lock(p);
 	tail = spare_get(p);
@@ -359,13 +363,13 @@ bool pcp_put(struct vmap_area *va)
 	LIST_HEAD(out);
 
 	if (!cacheable(p, va)) {
-		pcp_count_free((va_size(va) - UVM_PAGE_SIZE));
+		pcp_count_free(usable(va));
 		return false;
 	}
 	pcp_lock(p);
 	p->ops++;
 	p->frees++;
-	p->free_bytes += (va_size(va) - UVM_PAGE_SIZE);
+	p->free_bytes += usable(va);
 	merge_next(p, va);
 	put_locked(p, va, &out);
 	pcp_unlock(p);
@@ -388,7 +392,7 @@ struct vmap_area *pcp_get(unsigned nid, size_t pages, size_t align)
 	if (va) {
 		p->hits++;
 		p->allocs++;
-		p->alloc_bytes += (pages - 1) << UVM_PAGE_SHIFT;
+		p->alloc_bytes += (kept_pages(va, pages) - 1) << UVM_PAGE_SHIFT;
 	} else {
 		p->misses++;
 		p->missed += pages;

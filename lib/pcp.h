@@ -6,8 +6,9 @@
  * tree; it only leaves the page map (arena.h), so it is no longer a live
  * area.  It goes, whole, onto the freeing thread's list of its order and its
  * NUMA node, hottest first, if that thread owns it; another thread's area
- * goes back to its owner's pool instead (area_free).  An allocation looks at its own order, then the
- * higher ones; a larger area found there is trimmed to size on the way out.
+ * goes back to its owner's pool instead (area_free).  An allocation looks
+ * at its own order, then the higher ones; a larger area found there is
+ * trimmed to size on the way out.
  * Over `high`, the coldest areas drain to the node (lazy lists, then pools
  * or the kernel).  The hit path takes only the thread's own cache lock,
  * which another thread takes only to decay an idle cache or to fork.

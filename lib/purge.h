@@ -32,8 +32,9 @@ void purge_free_lazily(struct list_head *vas);
  * owners' pools while the pools hold less than the lazy limit, so the
  * owner's next miss reuses them with no fault (a producer's blocks freed
  * by a consumer that never allocates, as mimalloc frees to the owner's
- * page); the rest go lazily.  Userspace difference: the kernel's lazy list exists to batch
- * TLB flushes, which a range that stays mapped does not need.
+ * page); the rest go lazily.  Userspace difference: the kernel's lazy list
+ * exists to batch TLB flushes, which a range that stays mapped does not
+ * need.
  */
 void purge_free_backed(struct list_head *vas);
 

@@ -24,9 +24,9 @@
 #include "descriptor.h"
 #include "lock.h"
 #include "options.h"
+#include "os.h"
 #include "threads.h"
 #include "trace.h"
-#include "os.h"
 
 #define SLAB_HEADER 128
 #define NCLASS (8 + 4 * 6) /* 16..128 by 16, then 4 per power of two up to 8 KiB */

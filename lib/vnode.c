@@ -10,7 +10,6 @@
 #include "vnode.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdatomic.h>
 
 #include "arena.h"

@@ -39,11 +39,20 @@ static const char *const event_names[VT_NR_EVENTS] = {
 	[VT_SLAB_NEW] = "slabs_new", [VT_SLAB_RELEASE] = "slab_releases",
 };
 
-struct proc *report_proc(struct report *r, pid_t pid)
+static struct proc *find(struct report *r, pid_t pid)
 {
 	for (size_t i = 0; i < r->nprocs; i++)
 		if (r->procs[i].pid == pid)
 			return &r->procs[i];
+	return NULL;
+}
+
+struct proc *report_proc(struct report *r, pid_t pid)
+{
+	struct proc *found = find(r, pid);
+
+	if (found)
+		return found;
 	if (r->nprocs == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 16;
 		struct proc *p = realloc(r->procs, cap * sizeof(*p));
@@ -241,14 +250,6 @@ static void json_stats(FILE *f, const struct uvm_stats *s)
 		fprintf(f, "%s\"%s\":%llu", i ? "," : "", fields[i].name,
 			(unsigned long long)*(const uint64_t *)((const char *)s + fields[i].off));
 	fprintf(f, "}");
-}
-
-static struct proc *find(struct report *r, pid_t pid)
-{
-	for (size_t i = 0; i < r->nprocs; i++)
-		if (r->procs[i].pid == pid)
-			return &r->procs[i];
-	return NULL;
 }
 
 static void site_name(struct report *r, const struct vt_site_row *s, char *buf, size_t len)
