@@ -52,7 +52,7 @@ void *uvm__alloc(size_t size, size_t align, int zero, int node, bool huge, const
 		return fail(err);
 	if (align < UVM_PAGE_SIZE)
 		align = UVM_PAGE_SIZE;
-	if (unlikely(node >= (int)numa_nodes()))
+	if (unlikely(node >= 0 && (unsigned)node >= uvm__numa_nodes))
 		return fail(EINVAL);
 	va = area_alloc(align_up(size, UVM_PAGE_SIZE), align, node, huge, caller, &err);
 	if (unlikely(!va))
@@ -80,7 +80,20 @@ static inline void *api_alloc(size_t size, size_t align, int zero, int node, boo
 	return uvm__alloc(size, align, zero, node, huge, caller);
 }
 
-void *uvm_vmalloc(size_t size) { return api_alloc(size, UVM_PAGE_SIZE, 0, -1, false, CALLER()); }
+static uvm_noinline void *vmalloc_slow(size_t size, const void *caller)
+{
+	return api_alloc(size, UVM_PAGE_SIZE, 0, -1, false, caller);
+}
+
+/* The hit in line, everything else (and sampling, while vmtrace samples) a tail call away. */
+void *uvm_vmalloc(size_t size)
+{
+	struct vmap_area *va;
+
+	if (likely(!UVM_TRACED(alloc)) && likely(va = area_alloc_hit(size, CALLER())))
+		return (void *)va->va_start;
+	return vmalloc_slow(size, CALLER());
+}
 void *uvm_vzalloc(size_t size) { return api_alloc(size, UVM_PAGE_SIZE, 1, -1, false, CALLER()); }
 void *uvm_vmalloc_huge(size_t size) { return api_alloc(size, UVM_PAGE_SIZE, 0, -1, true, CALLER()); }
 void *uvm_vmalloc_aligned(size_t size, size_t align) { return api_alloc(size, align, 0, -1, false, CALLER()); }
@@ -105,11 +118,17 @@ static struct vmap_area *busy_area(const char *fn, const void *p, int take)
 	return va;
 }
 
+static uvm_noinline void vfree_slow(void *p)
+{
+	if (p)
+		area_free(busy_area("uvm_vfree", p, 1));
+}
+
 void uvm_vfree(void *p)
 {
-	if (!p)
+	if (likely(area_free_own((uintptr_t)p)))
 		return;
-	area_free(busy_area("uvm_vfree", p, 1));
+	vfree_slow(p);
 }
 
 size_t uvm_vsize(const void *p)

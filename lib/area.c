@@ -2,8 +2,8 @@
  * area.c - the life of one area (the kernel's alloc_vmap_area,
  * vm_area_alloc_pages and free_vmap_area_noflush).
  *
- * Allocation, in the order seed 003 asks for: the thread's own cache at the
- * area's order, then higher orders (pcp.c); then the owner node's pool of
+ * Allocation, in the order seed 003 asks for: the thread's own cache, its
+ * exact bin first, then larger areas (pcp.c); then the owner node's pool of
  * the exact page count; then the NUMA node's free tree (a fresh range: it
  * gets its huge body or its pages populated here); then, when the tree is
  * full, every cache drained and a full purge, and the tree again; then a new
@@ -11,9 +11,11 @@
  * free feeds that pool later ("populate pools based on demand").
  *
  * The page map (arena.h) finds the area that starts at a pointer with no
- * lock; the area's own live flag, taken by one atomic exchange, tells a
- * first free from a double one.  Both are read or written only in the area's
- * own object on the hit path, so threads share no cache line there.
+ * lock; the area's own live flag tells a first free from a double one.  The
+ * area remembers the thread heap that allocated it: that thread's free goes
+ * to its cache, another thread's to that heap's inbox (heap.h).  On the hit
+ * path only the area's own object and the thread's heap are written, so
+ * threads share no cache line there.
  */
 #include "area.h"
 
@@ -21,6 +23,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "heap.h"
 #include "huge.h"
 #include "meta.h"
 #include "numa_node.h"
@@ -74,11 +77,22 @@ static struct vmap_area *alloc_fresh(unsigned nid, size_t size, size_t align, bo
 	return va;
 }
 
-static uvm_noinline struct vmap_area *alloc_slow(unsigned nid, size_t size, size_t align, bool huge, int *err)
+uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, size_t align, int node, bool huge_api,
+					       int *err)
 {
+	unsigned nid = node < 0 ? numa_local() : (unsigned)node;
+	size_t size = usable + UVM_PAGE_SIZE;
+	bool huge = huge_wanted(usable, huge_api);
 	unsigned owner = vn_owner_id();
 	struct vmap_area *va = NULL;
 
+	if (huge && align < HUGE_SIZE)
+		align = HUGE_SIZE;
+	if (h && (va = pcp_get(h, nid, size >> UVM_PAGE_SHIFT, align))) {
+		va->flags |= VA_REUSED;
+		trace_snapshot(); /* a program that only ever hits its caches still sends snapshots */
+		return va;
+	}
 	pcp_decay_maybe();
 	if (size <= VN_POOL_PAGES * UVM_PAGE_SIZE)
 		va = vn_pool_get(owner, size >> UVM_PAGE_SHIFT, align, nid);
@@ -90,63 +104,62 @@ static uvm_noinline struct vmap_area *alloc_slow(unsigned nid, size_t size, size
 			return NULL;
 	}
 	va_set_owner(va, owner);
+	va->heap = uvm__pcp_high_max ? h : NULL; /* without caches, no heap takes frees in */
+	va->cache = NULL;
 	vn_busy_insert(va);
-	pcp_count_alloc(area_usable(va));
+	pcp_count_alloc(h, area_usable(va));
 	trace_snapshot();
 	return va;
 }
 
-struct vmap_area *area_alloc(size_t usable, size_t align, int node, bool huge_api, const void *caller, int *err)
-{
-	size_t size = usable + UVM_PAGE_SIZE;
-	unsigned nid = node < 0 ? numa_local() : (unsigned)node;
-	bool huge = huge_wanted(usable, huge_api);
-	struct vmap_area *va;
-
-	if (huge && align < HUGE_SIZE)
-		align = HUGE_SIZE;
-	va = pcp_get(nid, size >> UVM_PAGE_SHIFT, align);
-	if (va)
-		va->flags |= VA_REUSED;
-	else if (!(va = alloc_slow(nid, size, align, huge, err)))
-		return NULL;
-	__atomic_store_n(&va->caller, caller, __ATOMIC_RELAXED);
-	atomic_store_explicit(&va->live, 1, memory_order_release);
-	return va;
-}
-
-void area_free(struct vmap_area *va)
+/* Another thread's area: to its owner's inbox (pcp.c); one no heap owns, lazily to the node. */
+static uvm_noinline void free_foreign(struct heap *h, struct vmap_area *va)
 {
 	LIST_HEAD(one);
 
-	/* Another thread's area goes back to its owner's pool: this thread's cache might never use it. */
-	if (va_owner(va) != vn_owner_id()) {
-		pcp_count_free(area_usable(va));
-		list_add(&va->list, &one);
-		purge_free_backed(&one);
-		return;
-	}
-	if (pcp_put(va))
+	pcp_count_free(h, area_usable(va));
+	va->cache = NULL; /* in no cache: the inbox's areas are not to be merged */
+	if (va->heap && pcp_give_back(va))
 		return;
 	list_add(&va->list, &one);
 	purge_free_lazily(&one);
 }
 
-/* The area in a busy tree that starts at addr (live or cached), or NULL. */
-static struct vmap_area *area_at(uintptr_t addr)
+void area_free(struct vmap_area *va)
 {
-	va_slot_t *slot = addr & (UVM_PAGE_SIZE - 1) ? NULL : arena_slot(addr);
-	struct vmap_area *va = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+	struct heap *h = uvm__heap;
+	LIST_HEAD(one);
 
-	/* A stale slot may name a recycled object: objects are never unmapped, so reading it is safe. */
-	return va && va->va_start == addr ? va : NULL;
+	if (unlikely(!h || va->heap != h)) {
+		free_foreign(h, va);
+		return;
+	}
+	if (likely(pcp_put(h, va)))
+		return;
+	va->cache = NULL;
+	list_add(&va->list, &one);
+	purge_free_lazily(&one);
 }
 
+/*
+ * The owner's thread is the only one that frees its own area without a
+ * race worth an atomic: a double free there finds the flag down.  Another
+ * thread's free may race a third's, so it takes the flag by exchange.
+ */
 struct vmap_area *area_take(uintptr_t addr)
 {
 	struct vmap_area *va = area_at(addr);
+	struct heap *h = uvm__heap;
 
-	return va && atomic_exchange_explicit(&va->live, 0, memory_order_acq_rel) ? va : NULL;
+	if (!va)
+		return NULL;
+	if (likely(h && va->heap == h)) {
+		if (unlikely(!atomic_load_explicit(&va->live, memory_order_relaxed)))
+			return NULL;
+		atomic_store_explicit(&va->live, 0, memory_order_relaxed);
+		return va;
+	}
+	return atomic_exchange_explicit(&va->live, 0, memory_order_acq_rel) ? va : NULL;
 }
 
 struct vmap_area *area_find(uintptr_t addr)
@@ -185,7 +198,7 @@ static int shrink(struct vmap_area *va, uintptr_t new_end)
 	if (!tail)
 		return ENOMEM;
 	vn_busy_split(va, new_end, tail);
-	pcp_count_alloc(area_usable(tail)); /* the tail is freed as an area of its own: keep allocs - frees = live */
+	pcp_count_alloc(uvm__heap, area_usable(tail)); /* the tail is freed as an area of its own: keep allocs - frees = live */
 	area_free(tail);
 	return 0;
 }

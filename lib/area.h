@@ -7,16 +7,96 @@
 
 #include <stdbool.h>
 
+#include "arena.h"
+#include "heap.h"
+#include "numa_node.h"
+#include "pcp.h"
 #include "vmap.h"
+
+/* Everything but the owner's hit (h may be NULL: a thread past its exit). */
+struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, size_t align, int node, bool huge_api, int *err);
+
+/*
+ * The hit: a live area of bytes (1 or more) rounded up to pages, page
+ * aligned, from the exact bin of the thread's own cache on its local node,
+ * with plain loads and stores; NULL when there is none (or bytes is 0 or
+ * too large for a bin).
+ */
+static inline struct vmap_area *area_alloc_hit(size_t bytes, const void *caller)
+{
+	struct heap *h = uvm__heap;
+	struct vmap_area *va;
+
+	if (unlikely(bytes - 1 >= (size_t)(PCP_BIN_PAGES - 2) << UVM_PAGE_SHIFT || !h))
+		return NULL;
+	heap_enter(h);
+	va = pcp_pop(&h->pcp, numa_local(), ((bytes - 1) >> UVM_PAGE_SHIFT) + 2);
+	heap_leave(h);
+	if (likely(va)) {
+		va->flags |= VA_REUSED;
+		va->caller = caller;
+		atomic_store_explicit(&va->live, 1, memory_order_relaxed);
+	}
+	return va;
+}
 
 /*
  * A live area with usable bytes (a page multiple) plus its guard page,
  * aligned to align (a power of two, at least a page), on NUMA node node (-1:
  * the calling thread's).  huge_api: asked for through uvm_vmalloc_huge.
  * NULL with *err set to ENOMEM when no address space or metadata is left.
+ *
+ * Huge-page policy, alignment and explicit NUMA placement only matter on
+ * a miss.
  */
-struct vmap_area *area_alloc(size_t usable, size_t align, int node, bool huge_api, const void *caller, int *err);
-/* Free an area area_take returned: to the thread's cache, or to its owner's lazy list. */
+static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node, bool huge_api, const void *caller,
+					   int *err)
+{
+	struct vmap_area *va = NULL;
+
+	if (likely(align == UVM_PAGE_SIZE && node < 0 && !huge_api))
+		va = area_alloc_hit(usable, caller);
+	if (unlikely(!va) && (va = area_alloc_slow(heap_self(), usable, align, node, huge_api, err))) {
+		va->caller = caller;
+		atomic_store_explicit(&va->live, 1, memory_order_relaxed);
+	}
+	return va;
+}
+
+/* The area in a busy tree that starts at addr (live or cached), or NULL. */
+static inline struct vmap_area *area_at(uintptr_t addr)
+{
+	va_slot_t *slot = addr & (UVM_PAGE_SIZE - 1) ? NULL : arena_slot(addr);
+	struct vmap_area *va = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+
+	/* A stale slot may name a recycled object: objects are never unmapped, so reading it is safe. */
+	return va && va->va_start == addr ? va : NULL;
+}
+
+/*
+ * The owner's free of its own live area of bin size, onto its bin: true
+ * when done.  False (nothing done): area_take and area_free decide, and
+ * report a bad pointer.
+ */
+static inline bool area_free_own(uintptr_t addr)
+{
+	struct heap *h = uvm__heap;
+	struct vmap_area *va = area_at(addr);
+	bool over;
+
+	if (!h || !va || va->heap != h || !atomic_load_explicit(&va->live, memory_order_relaxed) ||
+	    (va->flags & VA_SLAB) || va_pages(va) >= PCP_BIN_PAGES || va_pages(va) > uvm__pcp_high_max)
+		return false;
+	atomic_store_explicit(&va->live, 0, memory_order_relaxed);
+	heap_enter(h);
+	over = pcp_push(&h->pcp, va);
+	heap_leave(h);
+	if (unlikely(over))
+		pcp_overflow(h);
+	return true;
+}
+
+/* Free an area area_take returned: to the thread's cache, its owner's inbox, or the node's lazy list. */
 void area_free(struct vmap_area *va);
 /* The live area that starts at addr, made not live (free's first step); NULL if none. */
 struct vmap_area *area_take(uintptr_t addr);

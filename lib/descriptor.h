@@ -60,6 +60,7 @@ void descriptor_init(void);
 void vn_describe(struct uvm_descriptor *d);
 void arena_describe(struct uvm_descriptor *d);
 void pcp_describe(struct uvm_descriptor *d);
+void heap_describe(struct uvm_descriptor *d);
 void os_describe(struct uvm_descriptor *d);
 void purge_describe(struct uvm_descriptor *d);
 void slab_describe(struct uvm_descriptor *d);

@@ -9,7 +9,7 @@
  * allocations of other threads waits for the set-up to finish instead of
  * leaving the child half set up.  fork() in a threaded
  * program takes every lock of lib/ in the prepare handler, in the order the
- * code nests them (thread caches first, then purge), so the child starts with consistent trees;
+ * code nests them (slabs, then the thread heaps, claimed (heap.h), then purge), so the child starts with consistent trees;
  * the child then re-initialises its locks rather than unlocking locks that
  * other, vanished threads may have been waiting on.
  */
@@ -20,6 +20,7 @@
 
 #include "arena.h"
 #include "descriptor.h"
+#include "heap.h"
 #include "huge.h"
 #include "lock.h"
 #include "meta.h"
@@ -43,7 +44,7 @@ static void fork_prepare(void)
 {
 	uvm_lock(&init_lock);
 	slab_fork_prepare();
-	pcp_fork_prepare();
+	heap_fork_prepare();
 	purge_fork_prepare();
 	vn_fork_prepare();
 	arena_fork_prepare();
@@ -56,7 +57,7 @@ static void fork_parent(void)
 	arena_fork_parent();
 	vn_fork_parent();
 	purge_fork_parent();
-	pcp_fork_parent();
+	heap_fork_parent();
 	slab_fork_parent();
 	uvm_unlock(&init_lock);
 }
@@ -67,7 +68,7 @@ static void fork_child(void)
 	arena_fork_child();
 	vn_fork_child();
 	purge_fork_child();
-	pcp_fork_child();
+	heap_fork_child();
 	slab_fork_child();
 	uvm_lock_init(&init_lock);
 }
@@ -107,6 +108,8 @@ static void init_once(void)
 		init_err = arena_init(numa_nodes());
 	if (!init_err)
 		init_err = pcp_init(numa_nodes());
+	if (!init_err)
+		init_err = heap_init(numa_nodes());
 	if (!init_err)
 		init_err = slab_init();
 	stats_init();

@@ -22,6 +22,8 @@ static struct {
 	int real;              /* libnuma works and the machine has more than one node */
 } numa;
 
+unsigned uvm__numa_nodes = 1; /* numa.nodes, for numa_local's inline test */
+
 int numa_setup(void)
 {
 	unsigned fake = (unsigned)option(OPT_FAKE_NUMA);
@@ -32,6 +34,7 @@ int numa_setup(void)
 	numa.nodes = fake ? fake : numa.real ? (unsigned)numa_max_node() + 1 : 1;
 	if (numa.nodes > NUMA_MAX_NODES)
 		numa.nodes = NUMA_MAX_NODES;
+	uvm__numa_nodes = numa.nodes;
 	numa.cpus = cpus > 0 ? (unsigned)cpus : 1;
 	numa.cpu_node = os_alloc_meta(numa.cpus);
 	if (!numa.cpu_node)
@@ -46,13 +49,10 @@ int numa_setup(void)
 
 unsigned numa_nodes(void) { return numa.nodes; }
 
-unsigned numa_local(void)
+unsigned numa_local_slow(void)
 {
-	int cpu;
+	int cpu = sched_getcpu();
 
-	if (numa.nodes == 1) /* the common machine: no need to ask where we run */
-		return 0;
-	cpu = sched_getcpu();
 
 	return cpu < 0 || (unsigned)cpu >= numa.cpus ? 0 : numa.cpu_node[cpu];
 }

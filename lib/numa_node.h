@@ -21,7 +21,10 @@ int numa_setup(void);
 /* Nodes areas can be placed on: the real ones, or UVM_FAKE_NUMA. */
 unsigned numa_nodes(void);
 /* The node of the CPU the calling thread runs on (no syscall: sched_getcpu reads rseq). */
-unsigned numa_local(void);
+unsigned numa_local_slow(void);
+extern unsigned uvm__numa_nodes;
+/* The NUMA node the calling thread runs on; no call on a one-node machine (every allocation asks). */
+static inline unsigned numa_local(void) { return uvm__numa_nodes == 1 ? 0 : numa_local_slow(); }
 /* Bind the pages of a new region to node nid (MPOL_PREFERRED).  Nothing to do on a one-node machine. */
 void numa_bind_region(uintptr_t base, size_t size, unsigned nid);
 

@@ -1,12 +1,20 @@
 /*
- * pcp.c - per-thread order caches (the kernel's pcp lists, mm/page_alloc.c).
+ * pcp.c - per-thread caches of freed areas (the kernel's pcp lists,
+ * mm/page_alloc.c).
  *
- * Seeds 000 and 003 are the rules: a block freed at order N goes back to the
- * order-N list whole, never split on free, and allocation tries the pcp
- * lists before anything shared.  Userspace difference: threads, not CPUs;
- * a thread's cache drains when the thread exits, and an idle thread's cache
+ * Seeds 000 and 003 are the rules: a block freed at size N goes back to
+ * the cache of size N whole, never split on free, and allocation tries the
+ * thread's own cache before anything shared.  Userspace differences:
+ * threads, not CPUs, own the caches, and small areas rest in bins of their
+ * exact page count rather than in order lists, because a hit must cost a
+ * pop and not a search; the lists behind the bins are the kernel's orders.
+ * A thread's cache drains when the thread exits, and an idle thread's cache
  * is decayed by whichever thread next takes a slow path, since a preloaded
- * allocator must not start a thread of its own.
+ * allocator must not start a thread of its own.  Coalescing is the node's
+ * job (the free tree merges what drains), as it is the buddy's in the
+ * kernel; only areas of the order lists take in the cached areas that
+ * follow them, where a large block cut into tails would otherwise never
+ * serve a large request again.
  *
  * Watermarks, as the kernel's adaptive pcp high (v6.7): `high` starts at
  * PCP_HIGH_MIN_PAGES; when frees overflow it after the thread missed in its
@@ -20,72 +28,31 @@
  */
 #include "pcp.h"
 
-#include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <time.h>
 
 #include "arena.h"
 #include "descriptor.h"
-#include "lock.h"
+#include "heap.h"
 #include "meta.h"
 #include "options.h"
 #include "os.h"
 #include "purge.h"
-#include "threads.h"
 #include "trace.h"
 #include "vnode.h"
 
-#define PCP_SCAN 8 /* entries of a list looked at for an exact fit before taking any fit */
-
-struct pcp_list {
-	struct list_head head; /* hottest first */
-	size_t count;
-};
-
-struct pcp {
-	atomic_bool locked;  /* the owner on every operation; others only to decay, drain at exit, or fork */
-	size_t pages, count; /* cached, all lists */
-	size_t high;
-	size_t missed;       /* pages fetched from the node since the last drain or decay */
-	uint64_t ops, ops_at_decay;
-	uint64_t allocs, frees, hits, misses, drained;
-	uint64_t alloc_bytes, free_bytes; /* usable bytes of the areas handed out and freed */
-	struct list_head link; /* in the registry */
-	/*
-	 * Area objects that trims take and merges give back, so the thread's
-	 * splits and joins stay off the metadata lock (shared by all threads).
-	 */
-	struct list_head spare;
-	size_t nr_spare;
-	struct pcp_list lists[]; /* [nid * PCP_ORDERS + order] */
-};
+#define PCP_SCAN 8 /* entries of a list looked at for an aligned or exact fit before taking any fit */
+#define PCP_SPARE_MAX 32
 
 static struct {
-	struct thr_registry thr; /* the caches; its lock also guards the counters of exited threads */
-	uint64_t allocs, frees, hits, misses, drained, alloc_bytes, free_bytes;
+	/* Counters of exited threads (the heap registry's lock) and of threads past their exit (atomics). */
+	uint64_t hits, misses, allocs, frees, drained, alloc_bytes, free_bytes;
+	_Atomic uint64_t stray_allocs, stray_frees, stray_alloc_bytes, stray_free_bytes;
 	unsigned nodes;
-	size_t high_max;
-	bool enabled;
 	_Atomic uint64_t next_decay;
-	_Atomic uint64_t stray_allocs, stray_frees, stray_alloc_bytes, stray_free_bytes; /* from threads past their exit */
-} reg = { .thr = THR_REGISTRY_INIT(reg.thr) };
+} reg;
 
-static __thread struct pcp *tls_pcp __attribute__((tls_model("initial-exec")));
-static __thread bool tls_exited __attribute__((tls_model("initial-exec")));
-
-/* ------------------------------------------------------------ the lock */
-
-static void pcp_lock(struct pcp *p)
-{
-	while (atomic_exchange_explicit(&p->locked, true, memory_order_acquire))
-		while (atomic_load_explicit(&p->locked, memory_order_relaxed))
-			sched_yield(); /* only a decaying or forking thread holds it, briefly */
-}
-
-static bool pcp_trylock(struct pcp *p) { return !atomic_exchange_explicit(&p->locked, true, memory_order_acquire); }
-static void pcp_unlock(struct pcp *p) { atomic_store_explicit(&p->locked, false, memory_order_release); }
+size_t uvm__pcp_high_max;
 
 /* ------------------------------------------------------- list handling */
 
@@ -96,19 +63,19 @@ static unsigned order_of(size_t pages)
 	return k < PCP_ORDERS ? k : PCP_ORDERS - 1;
 }
 
-static struct pcp_list *list_of(struct pcp *p, unsigned nid, unsigned order) { return &p->lists[nid * PCP_ORDERS + order]; }
-static struct pcp_list *list_of_area(struct pcp *p, const struct vmap_area *va)
-{
-	return list_of(p, va_nid(va), order_of(va_pages(va)));
-}
+static unsigned list_index(size_t pages) { return pages < PCP_BIN_PAGES ? (unsigned)pages : PCP_BIN_PAGES + order_of(pages); }
 
-static void unlink_cached(struct pcp *p, struct pcp_list *l, struct vmap_area *va)
+static void unlink_cached(struct pcp *p, struct vmap_area *va)
 {
 	list_del(&va->list);
 	va->cache = NULL;
-	l->count--;
-	p->count--;
+	p->nodes[va_nid(va)].lists[list_index(va_pages(va))].count--;
 	p->pages -= va_pages(va);
+}
+
+static void link_cached(struct pcp *p, struct vmap_area *va)
+{
+	pcp_link(p, &p->nodes[va_nid(va)], list_index(va_pages(va)), va);
 }
 
 static bool fits(const struct vmap_area *va, size_t pages, size_t align)
@@ -137,8 +104,41 @@ static struct vmap_area *take_fit(struct pcp *p, struct pcp_list *l, size_t page
 			fit = va;
 	}
 	if (fit)
-		unlink_cached(p, l, fit);
+		unlink_cached(p, fit);
 	return fit;
+}
+
+/* The next non-empty bin from bin i on, or PCP_BIN_PAGES; the stale bits it passes are cleared. */
+static unsigned next_bin(struct pcp_node *n, unsigned i)
+{
+	while (i < PCP_BIN_PAGES) {
+		uint64_t w = n->binmap[i / 64] & (~0ull << (i % 64));
+		unsigned b;
+
+		if (!w) {
+			i = (i & ~63u) + 64;
+			continue;
+		}
+		b = (i & ~63u) + (unsigned)__builtin_ctzll(w);
+		if (n->lists[b].count)
+			return b;
+		n->binmap[b / 64] &= ~(1ull << (b % 64));
+		i = b + 1;
+	}
+	return PCP_BIN_PAGES;
+}
+
+/* Any cached area of node nid that fits: the exact bin, larger bins smallest first, then the orders. */
+static struct vmap_area *search(struct pcp *p, unsigned nid, size_t pages, size_t align)
+{
+	struct pcp_node *n = &p->nodes[nid];
+	struct vmap_area *va = NULL;
+
+	for (unsigned i = next_bin(n, (unsigned)pages); i < PCP_BIN_PAGES && !va; i = next_bin(n, i + 1))
+		va = take_fit(p, &n->lists[i], pages, align);
+	for (unsigned k = order_of(pages); k < PCP_ORDERS && !va; k++)
+		va = take_fit(p, &n->lists[PCP_BIN_PAGES + k], pages, align);
+	return va;
 }
 
 /*
@@ -147,17 +147,17 @@ static struct vmap_area *take_fit(struct pcp *p, struct pcp_list *l, size_t page
  */
 static void drain_locked(struct pcp *p, size_t target, struct list_head *out)
 {
-	size_t total = (size_t)reg.nodes * PCP_ORDERS, pages = p->pages;
+	size_t total = (size_t)reg.nodes * PCP_LISTS, pages = p->pages;
 	uint64_t drained = p->drained;
 
 	for (size_t i = 0; p->pages > target; i = (i + 1) % total) {
-		struct pcp_list *l = &p->lists[i];
+		struct pcp_list *l = &p->nodes[i / PCP_LISTS].lists[i % PCP_LISTS];
 		struct vmap_area *va;
 
 		if (!l->count)
 			continue;
 		va = list_entry(l->head.prev, struct vmap_area, list);
-		unlink_cached(p, l, va);
+		unlink_cached(p, va);
 		list_add_tail(&va->list, out);
 		p->drained++;
 	}
@@ -165,86 +165,73 @@ static void drain_locked(struct pcp *p, size_t target, struct list_head *out)
 	UVM_TRACE(cache_drain, p->drained - drained, pages - p->pages);
 }
 
+/* Over high: a decayed thread is busy again, or a thread that missed grows high; else the coldest drain. */
+static void overflow_locked(struct pcp *p, struct list_head *out)
+{
+	if (p->high < PCP_HIGH_MIN_PAGES && PCP_HIGH_MIN_PAGES <= uvm__pcp_high_max)
+		p->high = PCP_HIGH_MIN_PAGES;
+	if (p->pages > p->high && p->missed) {
+		p->high = p->high + p->missed < uvm__pcp_high_max ? p->high + p->missed : uvm__pcp_high_max;
+		p->missed = 0;
+	}
+	if (p->pages > p->high)
+		drain_locked(p, p->high > PCP_BATCH_PAGES ? p->high - PCP_BATCH_PAGES : 0, out);
+}
+
 /* ---------------------------------------------------- thread lifetime */
 
-/* A zeroed struct pcp made ready (thr_attach's init). */
-static void init_pcp(void *obj)
+void pcp_heap_init(struct pcp *p)
 {
-	struct pcp *p = obj;
-
-	p->high = PCP_HIGH_MIN_PAGES < reg.high_max ? PCP_HIGH_MIN_PAGES : reg.high_max;
+	p->high = PCP_HIGH_MIN_PAGES < uvm__pcp_high_max ? PCP_HIGH_MIN_PAGES : uvm__pcp_high_max;
 	list_init(&p->spare);
-	for (size_t i = 0; i < (size_t)reg.nodes * PCP_ORDERS; i++)
-		list_init(&p->lists[i].head);
+	for (unsigned nid = 0; nid < reg.nodes; nid++)
+		for (unsigned i = 0; i < PCP_LISTS; i++)
+			list_init(&p->nodes[nid].lists[i].head);
 }
 
-static uvm_noinline struct pcp *self_slow(void)
+/* The inbox's areas onto out: a heap whose caches are not to be used (exit, decay of another thread). */
+static void inbox_to(struct heap *h, struct list_head *out)
 {
-	if (tls_exited)
-		return NULL;
-	return tls_pcp = thr_attach(&reg.thr, init_pcp);
+	struct vmap_area *va = heap_inbox_take(h), *next;
+
+	for (; va; va = next) {
+		next = va->list.next ? list_entry(va->list.next, struct vmap_area, list) : NULL;
+		list_add_tail(&va->list, out);
+	}
 }
 
-static inline struct pcp *self(void)
+void pcp_heap_exit(struct heap *h)
 {
-	struct pcp *p = tls_pcp;
+	LIST_HEAD(out);
 
-	return likely(p) ? p : self_slow();
+	drain_locked(&h->pcp, 0, &out);
+	inbox_to(h, &out);
+	purge_free_lazily(&out);
+	meta_va_free_list(&h->pcp.spare);
+	h->pcp.nr_spare = 0;
 }
 
-static void fold_counters(struct pcp *p)
+void pcp_heap_fold(struct pcp *p)
 {
-	reg.allocs += p->allocs;
-	reg.frees += p->frees;
 	reg.hits += p->hits;
 	reg.misses += p->misses;
+	reg.allocs += p->allocs;
+	reg.frees += p->frees;
 	reg.drained += p->drained;
 	reg.alloc_bytes += p->alloc_bytes;
 	reg.free_bytes += p->free_bytes;
 }
 
-/* Unregister p (its lists empty) and keep the struct for the next thread, which starts it afresh. */
-static void retire(struct pcp *p)
-{
-	meta_va_free_list(&p->spare);
-	uvm_lock(&reg.thr.lock);
-	fold_counters(p);
-	thr_retire_locked(&reg.thr, p);
-	uvm_unlock(&reg.thr.lock);
-}
-
-static void thread_exit(void *arg)
-{
-	struct pcp *p = arg;
-	LIST_HEAD(out);
-
-	pcp_lock(p);
-	drain_locked(p, 0, &out);
-	pcp_unlock(p);
-	purge_free_lazily(&out);
-	retire(p);
-	/* Frees that later destructors make bypass the cache: nothing would drain it again. */
-	tls_pcp = NULL;
-	tls_exited = true;
-}
+size_t pcp_lists_size(unsigned nodes) { return (size_t)nodes * sizeof(struct pcp_node); }
 
 int pcp_init(unsigned nodes)
 {
-	size_t high = (size_t)option(OPT_PCP_HIGH) >> UVM_PAGE_SHIFT;
-
 	reg.nodes = nodes;
-	reg.enabled = option(OPT_PCP) && high;
-	reg.high_max = high;
-	return thr_init(&reg.thr, sizeof(struct pcp) + (size_t)nodes * PCP_ORDERS * sizeof(struct pcp_list),
-			offsetof(struct pcp, link), thread_exit);
+	uvm__pcp_high_max = option(OPT_PCP) ? (size_t)option(OPT_PCP_HIGH) >> UVM_PAGE_SHIFT : 0;
+	return 0;
 }
 
-/* ------------------------------------------------------------ fast paths */
-
-static bool cacheable(const struct pcp *p, const struct vmap_area *va)
-{
-	return p && reg.enabled && va_pages(va) <= reg.high_max;
-}
+/* ------------------------------------------------------- trims, merges */
 
 /* Usable bytes of an area (its guard page left out): what the byte counters count. */
 static size_t usable(const struct vmap_area *va) { return va_size(va) - UVM_PAGE_SIZE; }
@@ -252,27 +239,7 @@ static size_t usable(const struct vmap_area *va) { return va_size(va) - UVM_PAGE
 /* The pages a hit on va for pages keeps: a one-page tail could never serve an area (a guard and nothing usable). */
 static size_t kept_pages(const struct vmap_area *va, size_t pages) { return va_pages(va) < pages + 2 ? va_pages(va) : pages; }
 
-/* Cache va as p's hottest area of its order; over high, grow high or drain the coldest onto out. */
-static void put_locked(struct pcp *p, struct vmap_area *va, struct list_head *out)
-{
-	struct pcp_list *l = list_of_area(p, va);
-
-	list_add(&va->list, &l->head);
-	va->cache = p;
-	l->count++;
-	p->count++;
-	p->pages += va_pages(va);
-	if (p->high < PCP_HIGH_MIN_PAGES && PCP_HIGH_MIN_PAGES <= reg.high_max)
-		p->high = PCP_HIGH_MIN_PAGES; /* a decayed thread is busy again */
-	if (p->pages > p->high && p->missed) {
-		p->high = p->high + p->missed < reg.high_max ? p->high + p->missed : reg.high_max;
-		p->missed = 0;
-	}
-	if (p->pages > p->high)
-		drain_locked(p, p->high > PCP_BATCH_PAGES ? p->high - PCP_BATCH_PAGES : 0, out);
-}
-
-/* A spare area object, under p's lock: the thread's own, else a fresh one. */
+/* A spare area object, the owner inside its heap: the thread's own, else a fresh one. */
 static struct vmap_area *spare_get(struct pcp *p)
 {
 	struct vmap_area *va;
@@ -285,8 +252,6 @@ static struct vmap_area *spare_get(struct pcp *p)
 	return va;
 }
 
-#define PCP_SPARE_MAX 32
-
 static void spare_put(struct pcp *p, struct vmap_area *va)
 {
 	if (p->nr_spare >= PCP_SPARE_MAX) {
@@ -298,22 +263,24 @@ static void spare_put(struct pcp *p, struct vmap_area *va)
 }
 
 /* A larger area than asked for is cut to size (the buddy's expand()); the tail stays cached, whole. */
-static void trim(struct pcp *p, struct vmap_area *va, size_t pages)
+static void trim(struct heap *h, struct vmap_area *va, size_t pages)
 {
 	struct vmap_area *tail;
 	LIST_HEAD(out);
 
 	if (kept_pages(va, pages) == va_pages(va))
 		return;
-	pcp_lock(p);
-	tail = spare_get(p);
-	pcp_unlock(p);
+	heap_enter(h);
+	tail = spare_get(&h->pcp);
+	heap_leave(h);
 	if (!tail)
 		return; /* out of metadata: the whole area is handed out */
 	vn_busy_split(va, va->va_start + (pages << UVM_PAGE_SHIFT), tail);
-	pcp_lock(p);
-	put_locked(p, tail, &out);
-	pcp_unlock(p);
+	heap_enter(h);
+	link_cached(&h->pcp, tail);
+	if (h->pcp.pages > h->pcp.high)
+		overflow_locked(&h->pcp, &out);
+	heap_leave(h);
 	purge_free_lazily(&out);
 }
 
@@ -323,7 +290,8 @@ static struct vmap_area *mergeable_next(struct pcp *p, const struct vmap_area *v
 	va_slot_t *slot = arena_slot(va->va_end);
 	struct vmap_area *next = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
 
-	if (!next || next->cache != p || next->va_start != va->va_end || atomic_load(&next->live))
+	if (!next || next->cache != p || next->va_start != va->va_end ||
+	    atomic_load_explicit(&next->live, memory_order_relaxed))
 		return NULL;
 	/* A hugetlb body splits and joins only on 2 MiB boundaries; slabs are never cached. */
 	if ((va->flags | next->flags) & VA_HUGETLB)
@@ -339,16 +307,16 @@ static struct vmap_area *mergeable_next(struct pcp *p, const struct vmap_area *v
 }
 
 /*
- * The buddy allocator's coalescing: a freed area takes in the cached areas
- * that follow it, so trimmed tails and neighbours freed earlier become one
- * block again instead of fragments no request fits.
+ * The buddy allocator's coalescing, for areas of the order lists: a freed
+ * area takes in the cached areas that follow it, so trimmed tails and
+ * neighbours freed earlier become one block again.
  */
 static void merge_next(struct pcp *p, struct vmap_area *va)
 {
 	struct vmap_area *next;
 
 	while ((next = mergeable_next(p, va))) {
-		unlink_cached(p, list_of_area(p, next), next);
+		unlink_cached(p, next);
 		os_guard_remove(va->va_end - UVM_PAGE_SIZE, UVM_PAGE_SIZE); /* va's guard page is inside now */
 		va->flags |= next->flags & (VA_HUGE | VA_MOVED | VA_REUSED);
 		vn_busy_erase(next);
@@ -357,38 +325,92 @@ static void merge_next(struct pcp *p, struct vmap_area *va)
 	}
 }
 
-bool pcp_put(struct vmap_area *va)
+/* ------------------------------------------------------------ fast paths */
+
+uvm_noinline void pcp_overflow(struct heap *h)
 {
-	struct pcp *p = self();
 	LIST_HEAD(out);
 
-	if (!cacheable(p, va)) {
-		pcp_count_free(usable(va));
+	heap_enter(h);
+	overflow_locked(&h->pcp, &out);
+	heap_leave(h);
+	purge_free_lazily(&out);
+}
+
+bool pcp_put(struct heap *h, struct vmap_area *va)
+{
+	struct pcp *p = &h->pcp;
+	size_t pages = va_pages(va);
+	bool over;
+
+	if (pages > uvm__pcp_high_max) {
+		pcp_count_free(h, usable(va));
 		return false;
 	}
-	pcp_lock(p);
-	p->ops++;
-	p->frees++;
-	p->free_bytes += usable(va);
-	merge_next(p, va);
-	put_locked(p, va, &out);
-	pcp_unlock(p);
-	purge_free_lazily(&out);
+	heap_enter(h);
+	if (likely(pages < PCP_BIN_PAGES)) {
+		over = pcp_push(p, va);
+	} else {
+		p->frees++;
+		p->free_bytes += usable(va);
+		merge_next(p, va);
+		link_cached(p, va);
+		over = p->pages > p->high;
+	}
+	heap_leave(h);
+	if (unlikely(over))
+		pcp_overflow(h);
 	return true;
 }
 
-struct vmap_area *pcp_get(unsigned nid, size_t pages, size_t align)
+bool pcp_give_back(struct vmap_area *va)
 {
-	struct pcp *p;
-	struct vmap_area *va = NULL;
+	struct heap *owner = va->heap;
+	LIST_HEAD(out);
 
-	if (!reg.enabled || !(p = self()))
+	if (atomic_load(&owner->retired))
+		return false;
+	heap_inbox_push(owner, va);
+	/* The owner began its exit after our look: its exit may have drained the inbox already, so drain it here. */
+	if (unlikely(atomic_load(&owner->retired))) {
+		inbox_to(owner, &out);
+		purge_free_lazily(&out);
+	}
+	return true;
+}
+
+/* Areas of h that other threads freed, back into h's cache (their frees were counted where they happened). */
+static void take_inbox(struct heap *h)
+{
+	struct vmap_area *va = heap_inbox_take(h), *next;
+	LIST_HEAD(out);
+
+	if (!va)
+		return;
+	heap_enter(h);
+	for (; va; va = next) {
+		next = va->list.next ? list_entry(va->list.next, struct vmap_area, list) : NULL;
+		if (va_pages(va) <= uvm__pcp_high_max)
+			link_cached(&h->pcp, va);
+		else
+			list_add_tail(&va->list, &out);
+	}
+	if (h->pcp.pages > h->pcp.high)
+		overflow_locked(&h->pcp, &out);
+	heap_leave(h);
+	purge_free_lazily(&out);
+}
+
+struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t align)
+{
+	struct pcp *p = &h->pcp;
+	struct vmap_area *va;
+
+	if (!uvm__pcp_high_max)
 		return NULL;
-	pcp_lock(p);
-	p->ops++;
-	if (p->count)
-		for (unsigned k = order_of(pages); k < PCP_ORDERS && !va; k++)
-			va = take_fit(p, list_of(p, nid, k), pages, align);
+	take_inbox(h);
+	heap_enter(h);
+	va = search(p, nid, pages, align);
 	if (va) {
 		p->hits++;
 		p->allocs++;
@@ -397,34 +419,28 @@ struct vmap_area *pcp_get(unsigned nid, size_t pages, size_t align)
 		p->misses++;
 		p->missed += pages;
 	}
-	pcp_unlock(p);
+	heap_leave(h);
 	if (va)
-		trim(p, va, pages);
+		trim(h, va, pages);
 	else
 		UVM_TRACE(cache_miss, pages, nid);
-	trace_snapshot(); /* a program that only ever hits its caches still sends snapshots */
 	return va;
 }
 
-/* Counted in the thread's own struct, or in shared atomics once the thread is past its exit. */
-static void count_op(bool alloc, size_t bytes)
+/* Counted in the thread's own heap, or in shared atomics once the thread is past its exit. */
+static void count_op(struct heap *h, bool alloc, size_t bytes)
 {
-	struct pcp *p = tls_exited ? NULL : self();
-
-	if (!p) {
+	if (!h) {
 		atomic_fetch_add_explicit(alloc ? &reg.stray_allocs : &reg.stray_frees, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(alloc ? &reg.stray_alloc_bytes : &reg.stray_free_bytes, bytes, memory_order_relaxed);
 		return;
 	}
-	pcp_lock(p);
-	p->ops++;
-	*(alloc ? &p->allocs : &p->frees) += 1;
-	*(alloc ? &p->alloc_bytes : &p->free_bytes) += bytes;
-	pcp_unlock(p);
+	*(alloc ? &h->pcp.allocs : &h->pcp.frees) += 1;
+	*(alloc ? &h->pcp.alloc_bytes : &h->pcp.free_bytes) += bytes;
 }
 
-void pcp_count_alloc(size_t bytes) { count_op(true, bytes); }
-void pcp_count_free(size_t bytes) { count_op(false, bytes); }
+void pcp_count_alloc(struct heap *h, size_t bytes) { count_op(h, true, bytes); }
+void pcp_count_free(struct heap *h, size_t bytes) { count_op(h, false, bytes); }
 
 /* ------------------------------------------------------------- decay */
 
@@ -437,18 +453,25 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void decay_one(struct pcp *p, struct list_head *out)
+static uint64_t ops_of(const struct pcp *p) { return p->hits + p->misses + p->frees; }
+
+static void decay_one(struct heap *h, bool owned, void *arg)
 {
+	struct pcp *p = &h->pcp;
+	struct list_head *out = arg;
 	size_t step;
 
-	if (p->ops == p->ops_at_decay) {
+	inbox_to(h, out);
+	if (!owned)
+		return;
+	if (ops_of(p) == p->ops_at_decay) {
 		step = p->high / 4 > PCP_BATCH_PAGES ? p->high / 4 : PCP_BATCH_PAGES;
 		p->high = p->high > step ? p->high - step : 0;
 	} else if (p->high > PCP_HIGH_MIN_PAGES) {
 		step = p->high / 8;
 		p->high = p->high - step > PCP_HIGH_MIN_PAGES ? p->high - step : PCP_HIGH_MIN_PAGES;
 	}
-	p->ops_at_decay = p->ops;
+	p->ops_at_decay = ops_of(p);
 	p->missed = 0;
 	if (p->pages > p->high)
 		drain_locked(p, p->high, out);
@@ -457,17 +480,8 @@ static void decay_one(struct pcp *p, struct list_head *out)
 void pcp_decay(void)
 {
 	LIST_HEAD(out);
-	struct pcp *p;
 
-	uvm_lock(&reg.thr.lock);
-	list_for_each_entry(p, &reg.thr.live, link) {
-		/* A busy owner is plainly not idle: skip it rather than wait. */
-		if (!pcp_trylock(p))
-			continue;
-		decay_one(p, &out);
-		pcp_unlock(p);
-	}
-	uvm_unlock(&reg.thr.lock);
+	heap_for_each_claimed(decay_one, &out);
 	purge_free_lazily(&out);
 }
 
@@ -480,113 +494,84 @@ void pcp_decay_maybe(void)
 	pcp_decay();
 }
 
+struct drain_all {
+	struct list_head out, spares;
+};
+
+static void drain_one(struct heap *h, bool owned, void *arg)
+{
+	struct drain_all *d = arg;
+
+	inbox_to(h, &d->out);
+	if (!owned)
+		return;
+	drain_locked(&h->pcp, 0, &d->out);
+	list_splice_tail(&h->pcp.spare, &d->spares);
+	h->pcp.nr_spare = 0;
+}
+
 void pcp_drain_all(void)
 {
-	LIST_HEAD(out);
-	LIST_HEAD(spares);
-	struct pcp *p;
+	struct drain_all d = { LIST_HEAD_INIT(d.out), LIST_HEAD_INIT(d.spares) };
 
-	uvm_lock(&reg.thr.lock);
-	list_for_each_entry(p, &reg.thr.live, link) {
-		pcp_lock(p);
-		drain_locked(p, 0, &out);
-		list_splice_tail(&p->spare, &spares);
-		p->nr_spare = 0;
-		pcp_unlock(p);
-	}
-	uvm_unlock(&reg.thr.lock);
-	purge_free_lazily(&out);
-	meta_va_free_list(&spares);
+	heap_for_each_claimed(drain_one, &d);
+	purge_free_lazily(&d.out);
+	meta_va_free_list(&d.spares);
 }
 
 size_t pcp_high(void)
 {
-	struct pcp *p = self();
+	struct heap *h = heap_self();
 
-	return p ? p->high : 0;
+	return h ? h->pcp.high : 0;
 }
 
 /* ------------------------------------------------------------- stats */
 
+static uint64_t word(const uint64_t *w) { return __atomic_load_n(w, __ATOMIC_RELAXED); }
+
+static void stats_one(struct heap *h, void *arg)
+{
+	const struct pcp *p = &h->pcp;
+	struct uvm_stats *st = arg;
+
+	st->allocs += word(&p->allocs);
+	st->frees += word(&p->frees);
+	st->cache_hits += word(&p->hits);
+	st->cache_misses += word(&p->misses);
+	st->cache_drained += word(&p->drained);
+	st->area_alloc_bytes += word(&p->alloc_bytes);
+	st->area_free_bytes += word(&p->free_bytes);
+	st->cached_bytes += __atomic_load_n(&p->pages, __ATOMIC_RELAXED) << UVM_PAGE_SHIFT;
+	for (unsigned nid = 0; nid < reg.nodes; nid++)
+		for (unsigned i = 0; i < PCP_LISTS; i++)
+			st->cached_count += __atomic_load_n(&p->nodes[nid].lists[i].count, __ATOMIC_RELAXED);
+}
+
 void pcp_stats(struct uvm_stats *st)
 {
-	struct pcp *p;
-
-	uvm_lock(&reg.thr.lock);
-	st->allocs += reg.allocs;
-	st->frees += reg.frees;
+	/* Exited threads' totals, read as words (a thread exiting now may count twice or not at all). */
+	heap_for_each_live(stats_one, st);
+	st->allocs += reg.allocs + atomic_load_explicit(&reg.stray_allocs, memory_order_relaxed);
+	st->frees += reg.frees + atomic_load_explicit(&reg.stray_frees, memory_order_relaxed);
 	st->cache_hits += reg.hits;
 	st->cache_misses += reg.misses;
 	st->cache_drained += reg.drained;
-	st->area_alloc_bytes += reg.alloc_bytes;
-	st->area_free_bytes += reg.free_bytes;
-	list_for_each_entry(p, &reg.thr.live, link) {
-		pcp_lock(p);
-		st->allocs += p->allocs;
-		st->frees += p->frees;
-		st->cache_hits += p->hits;
-		st->cache_misses += p->misses;
-		st->cache_drained += p->drained;
-		st->area_alloc_bytes += p->alloc_bytes;
-		st->area_free_bytes += p->free_bytes;
-		st->cached_bytes += p->pages << UVM_PAGE_SHIFT;
-		st->cached_count += p->count;
-		pcp_unlock(p);
-	}
-	uvm_unlock(&reg.thr.lock);
-	st->allocs += atomic_load_explicit(&reg.stray_allocs, memory_order_relaxed);
-	st->frees += atomic_load_explicit(&reg.stray_frees, memory_order_relaxed);
-	st->area_alloc_bytes += atomic_load_explicit(&reg.stray_alloc_bytes, memory_order_relaxed);
-	st->area_free_bytes += atomic_load_explicit(&reg.stray_free_bytes, memory_order_relaxed);
-}
-
-/* -------------------------------------------------------------- fork */
-
-void pcp_fork_prepare(void)
-{
-	struct pcp *p;
-
-	uvm_lock(&reg.thr.lock);
-	list_for_each_entry(p, &reg.thr.live, link)
-		pcp_lock(p);
-}
-
-void pcp_fork_parent(void)
-{
-	struct pcp *p;
-
-	list_for_each_entry(p, &reg.thr.live, link)
-		pcp_unlock(p);
-	uvm_unlock(&reg.thr.lock);
-}
-
-/* The other threads are gone in the child: their caches drain to the nodes, their counters fold in. */
-void pcp_fork_child(void)
-{
-	struct pcp *p, *n;
-	LIST_HEAD(out);
-
-	uvm_lock_init(&reg.thr.lock);
-	list_for_each_entry_safe(p, n, &reg.thr.live, link) {
-		pcp_unlock(p);
-		if (p == tls_pcp)
-			continue;
-		drain_locked(p, 0, &out);
-		retire(p);
-	}
-	purge_free_lazily(&out);
+	st->area_alloc_bytes += reg.alloc_bytes + atomic_load_explicit(&reg.stray_alloc_bytes, memory_order_relaxed);
+	st->area_free_bytes += reg.free_bytes + atomic_load_explicit(&reg.stray_free_bytes, memory_order_relaxed);
 }
 
 void pcp_describe(struct uvm_descriptor *d)
 {
-	d->pcp_live = (uintptr_t)&reg.thr.live;
-	d->pcp_link = offsetof(struct pcp, link);
-	d->pcp_pages = offsetof(struct pcp, pages);
-	d->pcp_count = offsetof(struct pcp, count);
-	d->pcp_hits = offsetof(struct pcp, hits);
-	d->pcp_misses = offsetof(struct pcp, misses);
-	d->pcp_allocs = offsetof(struct pcp, allocs);
-	d->pcp_frees = offsetof(struct pcp, frees);
+	size_t base = offsetof(struct heap, pcp);
+
+	heap_describe(d);
+	d->pcp_pages = base + offsetof(struct pcp, pages);
+	d->pcp_count = 0; /* no longer kept: readers sum the lists */
+	d->pcp_hits = base + offsetof(struct pcp, hits);
+	d->pcp_misses = base + offsetof(struct pcp, misses);
+	d->pcp_allocs = base + offsetof(struct pcp, allocs);
+	d->pcp_frees = base + offsetof(struct pcp, frees);
 	d->pcp_exited_allocs = (uintptr_t)&reg.allocs;
 	d->pcp_exited_frees = (uintptr_t)&reg.frees;
 	d->pcp_exited_hits = (uintptr_t)&reg.hits;

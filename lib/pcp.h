@@ -1,17 +1,17 @@
 /*
- * pcp.h - per-thread order caches of freed areas (the kernel's per-CPU page
- * lists, struct per_cpu_pages).
+ * pcp.h - per-thread caches of freed areas (the kernel's per-CPU page
+ * lists, struct per_cpu_pages), one part of the thread heap (heap.h).
  *
- * A freed area keeps its address range, its pages and its place in its busy
- * tree; it only leaves the page map (arena.h), so it is no longer a live
- * area.  It goes, whole, onto the freeing thread's list of its order and its
- * NUMA node, hottest first, if that thread owns it; another thread's area
- * goes back to its owner's pool instead (area_free).  An allocation looks
- * at its own order, then the higher ones; a larger area found there is
- * trimmed to size on the way out.
- * Over `high`, the coldest areas drain to the node (lazy lists, then pools
- * or the kernel).  The hit path takes only the thread's own cache lock,
- * which another thread takes only to decay an idle cache or to fork.
+ * A freed area keeps its address range, its pages, its place in its busy
+ * tree and its page-map slot; only its live flag drops.  It goes, whole,
+ * onto its owner's cache: an area of fewer than PCP_BIN_PAGES pages (guard
+ * included) onto the bin of its exact page count, a larger one onto the
+ * list of its order, hottest first.  An allocation pops its exact bin (the
+ * hit path: plain loads and stores on thread-local memory); on a miss it
+ * takes in the inbox, then the next larger non-empty bin (a bitmap says
+ * which), then the order lists, trimming a larger area to size on the way
+ * out.  Over `high`, the coldest areas drain to the node (lazy lists, then
+ * pools or the kernel).
  *
  * Glossary: order k holds areas of 2^k .. 2^(k+1) - 1 pages, guard page
  * included; the last order holds every larger one too.
@@ -20,43 +20,141 @@
 #define UVM_PCP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "vmap.h"
 #include "uvmalloc.h"
 
 #define PCP_ORDERS 16
-#define PCP_BATCH_PAGES 256   /* drained at once, and the step of decay (1 MiB) */
+#define PCP_BIN_PAGES 128       /* areas of 2..127 pages rest in exact bins */
+#define PCP_LISTS (PCP_BIN_PAGES + PCP_ORDERS)
+#define PCP_BATCH_PAGES 256     /* drained at once, and the step of decay (1 MiB) */
 #define PCP_HIGH_MIN_PAGES 1024 /* high of an active thread never decays below this (4 MiB) */
 #define PCP_DECAY_NS 1000000000ull
 
-/* Set up for nodes NUMA nodes; reads UVM_PCP and UVM_PCP_HIGH.  0 or an errno. */
+struct heap;
+
+struct pcp_list {
+	struct list_head head; /* hottest first */
+	size_t count;
+};
+
+/* One NUMA node's lists: bins by exact page count, then orders. */
+struct pcp_node {
+	uint64_t binmap[PCP_BIN_PAGES / 64]; /* bit n: bin n may hold areas (set on every push, cleared by searches) */
+	struct pcp_list lists[PCP_LISTS];
+};
+
+/* Words the owner writes and other threads read as words (stats, vminfo); nothing here is atomic. */
+struct pcp {
+	size_t pages;        /* cached, all lists */
+	size_t high;
+	size_t missed;       /* pages fetched from the node since the last drain or decay */
+	uint64_t ops_at_decay;
+	uint64_t hits, misses, allocs, frees, drained;
+	uint64_t alloc_bytes, free_bytes;             /* usable bytes of the areas handed out and freed */
+	/*
+	 * Area objects that trims take and merges give back, so the thread's
+	 * splits and joins stay off the metadata lock (shared by all threads).
+	 */
+	struct list_head spare;
+	size_t nr_spare;
+	struct pcp_node nodes[];
+};
+
+/* Bytes of the per-node lists for nodes NUMA nodes (the heap's size). */
+size_t pcp_lists_size(unsigned nodes);
+/* Read UVM_PCP and UVM_PCP_HIGH.  0 or an errno. */
 int pcp_init(unsigned nodes);
+void pcp_heap_init(struct pcp *p);
+/* Drain h's caches and inbox to the nodes (thread exit, or a fork child's copy of another thread's heap). */
+void pcp_heap_exit(struct heap *h);
+/* Add an exited thread's counters to the process's (registry lock held). */
+void pcp_heap_fold(struct pcp *p);
+
+extern size_t uvm__pcp_high_max; /* UVM_PCP_HIGH in pages; 0: no caching */
+
+/* List i of node n: bins by page count below PCP_BIN_PAGES, then orders. */
+static inline void pcp_link(struct pcp *p, struct pcp_node *n, unsigned i, struct vmap_area *va)
+{
+	list_add(&va->list, &n->lists[i].head);
+	va->cache = p;
+	n->lists[i].count++;
+	if (i < PCP_BIN_PAGES)
+		n->binmap[i / 64] |= 1ull << (i % 64);
+	p->pages += va_pages(va);
+}
 
 /*
- * A cached area of node nid with exactly pages pages (guard included) whose
- * start is aligned to align, or a larger one trimmed to that; NULL on a miss.
- * The area is still in its busy tree, and not in the page map.
+ * The hit: a cached area of node nid with exactly pages pages (guard
+ * included, below PCP_BIN_PAGES), or NULL; any alignment a page allows.
+ * The caller is the owner, between heap_enter and heap_leave.  va->cache
+ * keeps naming p: the live flag tells a handed-out area from a cached one.
  */
-struct vmap_area *pcp_get(unsigned nid, size_t pages, size_t align);
-/* Cache an area a user freed (out of the page map, still in its busy tree).  False: the caller frees it to the node. */
-bool pcp_put(struct vmap_area *va);
-/* Count an allocation or free that did not go through the cache (so stats stay exact). */
-void pcp_count_alloc(size_t bytes);
-void pcp_count_free(size_t bytes);
+static inline struct vmap_area *pcp_pop(struct pcp *p, unsigned nid, size_t pages)
+{
+	struct pcp_list *l = &p->nodes[nid].lists[pages];
+	struct vmap_area *va;
+
+	if (!l->count)
+		return NULL;
+	va = list_first_entry(&l->head, struct vmap_area, list);
+	va->list.prev->next = va->list.next;
+	va->list.next->prev = va->list.prev;
+	l->count--;
+	p->pages -= pages;
+	p->hits++;
+	p->allocs++;
+	p->alloc_bytes += (pages - 1) << UVM_PAGE_SHIFT;
+	return va;
+}
+
+/*
+ * The owner's free of its own area of fewer than PCP_BIN_PAGES pages onto
+ * its bin, between heap_enter and heap_leave.  True when the cache is now
+ * over high: the caller calls pcp_overflow after heap_leave.
+ */
+static inline bool pcp_push(struct pcp *p, struct vmap_area *va)
+{
+	size_t pages = va_pages(va);
+
+	pcp_link(p, &p->nodes[va_nid(va)], (unsigned)pages, va);
+	p->frees++;
+	p->free_bytes += (pages - 1) << UVM_PAGE_SHIFT;
+	return p->pages > p->high;
+}
+
+/* Bring h's cache back under high (outside heap_enter). */
+void pcp_overflow(struct heap *h);
+
+/*
+ * The same for any size and alignment, trimming a larger area to size; it
+ * also takes in the inbox.  NULL on a miss.  The area is still in its busy
+ * tree and its page-map slot, not live.  The caller is the owner, outside
+ * heap_enter.
+ */
+struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t align);
+/* Cache an area h's thread freed, its own (not live, still in its busy tree).  False: the caller frees it to the node. */
+bool pcp_put(struct heap *h, struct vmap_area *va);
+/*
+ * Another thread's free of va: onto its owner heap's inbox, for the
+ * owner's next miss.  False when the owner is exiting or gone: the caller
+ * frees va to the node.
+ */
+bool pcp_give_back(struct vmap_area *va);
+/* Count an allocation or free that did not go through the cache (so stats stay exact); h may be NULL. */
+void pcp_count_alloc(struct heap *h, size_t bytes);
+void pcp_count_free(struct heap *h, size_t bytes);
 
 /* Decay every thread's high watermark once PCP_DECAY_NS has passed since the last time; slow paths call it. */
 void pcp_decay_maybe(void);
 /* One decay step over every cache now (tests; pcp_decay_maybe's work). */
 void pcp_decay(void);
-/* Drain every thread's cache to the nodes (uvm_purge, and before giving up on memory). */
+/* Drain every thread's cache and inbox to the nodes (uvm_purge, and before giving up on memory). */
 void pcp_drain_all(void);
 /* This thread's high watermark in pages (tests). */
 size_t pcp_high(void);
 
 void pcp_stats(struct uvm_stats *st);
-
-void pcp_fork_prepare(void);
-void pcp_fork_parent(void);
-void pcp_fork_child(void);
 
 #endif

@@ -22,19 +22,17 @@
 #include "area.h"
 #include "arena.h"
 #include "descriptor.h"
+#include "heap.h"
 #include "lock.h"
 #include "options.h"
 #include "os.h"
-#include "threads.h"
 #include "trace.h"
 
 #define SLAB_HEADER 128
-#define NCLASS (8 + 4 * 6) /* 16..128 by 16, then 4 per power of two up to 8 KiB */
-
-struct heap;
+#define NCLASS SLAB_CLASSES
 
 struct slab {
-	struct heap *_Atomic owner; /* NULL: orphaned */
+	struct slab_heap *_Atomic owner; /* NULL: orphaned */
 	void *free;                 /* local free list, the owner's */
 	void *_Atomic remote;       /* frees by other threads */
 	char *bump, *end;           /* never-used objects */
@@ -46,27 +44,18 @@ struct slab {
 };
 _Static_assert(sizeof(struct slab) <= SLAB_HEADER, "slab header outgrew its room");
 
-struct heap {
-	struct slab *cur[NCLASS];
-	struct list_head partial[NCLASS], full[NCLASS];
-	/* By class, so that bytes are counts times class sizes: no add of a size on the fast paths. */
-	uint64_t allocs[NCLASS], frees[NCLASS];
-	struct list_head link; /* registry */
-};
-
 static struct {
-	struct thr_registry thr; /* the heaps; its lock also guards the orphan lists and the exited threads' counters */
+	uvm_lock_t lock; /* the orphan lists */
 	struct list_head orphans[NCLASS];
 	_Atomic unsigned nr_orphans[NCLASS];
-	uint64_t allocs[NCLASS], frees[NCLASS];
+	uint64_t allocs[NCLASS], frees[NCLASS]; /* of exited threads (the heap registry's lock), and frees past exit (atomic) */
 	_Atomic uint64_t slabs;
 	uintptr_t key; /* marks a freed object */
-} sl = { .thr = THR_REGISTRY_INIT(sl.thr) };
+	uvm_lock_t late_lock; /* late: the slab heap of threads past their exit */
+	struct slab_heap late;
+} sl = { .lock = UVM_LOCK_INIT, .late_lock = UVM_LOCK_INIT };
 
 size_t uvm__slab_max;
-
-static __thread struct heap *tls_heap __attribute__((tls_model("initial-exec")));
-static __thread bool tls_heap_gone __attribute__((tls_model("initial-exec")));
 
 /* ------------------------------------------------------------ classes */
 
@@ -127,7 +116,7 @@ static struct slab *slab_of(const void *p)
 	return va && va->va_start == base && (va->flags & VA_SLAB) ? (struct slab *)base : NULL;
 }
 
-static struct slab *new_slab(struct heap *h, unsigned cls)
+static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 {
 	int err;
 	struct vmap_area *va = area_alloc(SLAB_SIZE, SLAB_SIZE, -1, false, NULL, &err);
@@ -188,33 +177,15 @@ static bool has_room(struct slab *s)
 
 /* ------------------------------------------------------------ heaps */
 
-/* A zeroed heap made ready (thr_attach's init). */
-static void init_heap(void *obj)
+void slab_heap_init(struct slab_heap *h)
 {
-	struct heap *h = obj;
-
 	for (unsigned c = 0; c < NCLASS; c++) {
 		list_init(&h->partial[c]);
 		list_init(&h->full[c]);
 	}
 }
 
-static uvm_noinline struct heap *heap_slow(void)
-{
-	if (tls_heap_gone)
-		return NULL;
-	return tls_heap = thr_attach(&sl.thr, init_heap);
-}
-
-static inline struct heap *heap(void)
-{
-	struct heap *h = tls_heap;
-
-	return likely(h) ? h : heap_slow();
-}
-
-/* A thread that is gone leaves its slabs to others: empty ones are released, the rest orphaned. */
-static void abandon(struct heap *h)
+void slab_heap_exit(struct slab_heap *h)
 {
 	for (unsigned c = 0; c < NCLASS; c++) {
 		struct slab *s, *n;
@@ -231,32 +202,21 @@ static void abandon(struct heap *h)
 			}
 			list_del(&s->link);
 			atomic_store_explicit(&s->owner, NULL, memory_order_release);
-			uvm_lock(&sl.thr.lock);
+			uvm_lock(&sl.lock);
 			list_add_tail(&s->link, &sl.orphans[c]);
 			atomic_fetch_add_explicit(&sl.nr_orphans[c], 1, memory_order_relaxed);
-			uvm_unlock(&sl.thr.lock);
+			uvm_unlock(&sl.lock);
 		}
 	}
 }
 
-static void retire_heap(struct heap *h)
+void slab_heap_fold(struct slab_heap *h)
 {
-	uvm_lock(&sl.thr.lock);
 	for (unsigned c = 0; c < NCLASS; c++) {
 		sl.allocs[c] += h->allocs[c];
 		/* also counted lock-free by exited threads */
 		__atomic_fetch_add(&sl.frees[c], h->frees[c], __ATOMIC_RELAXED);
 	}
-	thr_retire_locked(&sl.thr, h);
-	uvm_unlock(&sl.thr.lock);
-}
-
-static void heap_exit(void *arg)
-{
-	abandon(arg);
-	retire_heap(arg);
-	tls_heap = NULL;
-	tls_heap_gone = true;
 }
 
 int slab_init(void)
@@ -270,7 +230,8 @@ int slab_init(void)
 	/* Not a secret, only unlikely to be user data: a per-process value with the low bit set. */
 	sl.key = ((uintptr_t)&sl * 0x9e3779b97f4a7c15ull) ^ ((uintptr_t)ts.tv_nsec << 17) ^ (uintptr_t)ts.tv_sec;
 	sl.key |= 1;
-	return thr_init(&sl.thr, sizeof(struct heap), offsetof(struct heap, link), heap_exit);
+	slab_heap_init(&sl.late);
+	return 0;
 }
 
 size_t slab_max(void) { return uvm__slab_max; }
@@ -282,26 +243,26 @@ bool slab_serves_aligned(size_t size, size_t align)
 
 /* ------------------------------------------------------- allocation */
 
-static struct slab *adopt(struct heap *h, unsigned c)
+static struct slab *adopt(struct slab_heap *h, unsigned c)
 {
 	struct slab *s = NULL;
 
 	if (!atomic_load_explicit(&sl.nr_orphans[c], memory_order_relaxed))
 		return NULL;
-	uvm_lock(&sl.thr.lock);
+	uvm_lock(&sl.lock);
 	if (!list_empty(&sl.orphans[c])) {
 		s = list_first_entry(&sl.orphans[c], struct slab, link);
 		list_del(&s->link);
 		atomic_fetch_sub_explicit(&sl.nr_orphans[c], 1, memory_order_relaxed);
 	}
-	uvm_unlock(&sl.thr.lock);
+	uvm_unlock(&sl.lock);
 	if (s)
 		atomic_store_explicit(&s->owner, h, memory_order_release);
 	return s;
 }
 
 /* A slab of class c with room: a partial one, a full one that others freed into, an orphan, or a new one. */
-static struct slab *refill(struct heap *h, unsigned c)
+static struct slab *refill(struct slab_heap *h, unsigned c)
 {
 	struct slab *s, *n;
 
@@ -336,7 +297,7 @@ static struct slab *refill(struct heap *h, unsigned c)
 	return s;
 }
 
-static uvm_noinline void *alloc_slow(struct heap *h, unsigned c)
+static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
 {
 	struct slab *s = h->cur[c];
 	void *p;
@@ -358,16 +319,11 @@ static uvm_noinline void *alloc_slow(struct heap *h, unsigned c)
 	return p;
 }
 
-void *slab_alloc(size_t size, size_t align)
+static void *alloc_in(struct slab_heap *h, unsigned c)
 {
-	struct heap *h = heap();
-	unsigned c = likely(align <= 16) ? class_of(size) : class_for(size, align);
-	struct slab *s;
+	struct slab *s = h->cur[c];
 	void *p;
 
-	if (unlikely(!h))
-		return NULL;
-	s = h->cur[c];
 	if (likely(s && s->free)) {
 		p = s->free;
 		s->free = *(void **)p;
@@ -378,6 +334,25 @@ void *slab_alloc(size_t size, size_t align)
 	h->allocs[c]++;
 	((uintptr_t *)p)[1] = 0; /* no longer marked free */
 	return p;
+}
+
+/* A thread past its exit: the shared late heap, under its lock. */
+static uvm_noinline void *alloc_late(unsigned c)
+{
+	void *p;
+
+	uvm_lock(&sl.late_lock);
+	p = alloc_in(&sl.late, c);
+	uvm_unlock(&sl.late_lock);
+	return p;
+}
+
+void *slab_alloc(size_t size, size_t align)
+{
+	struct heap *h = heap_self();
+	unsigned c = likely(align <= 16) ? class_of(size) : class_for(size, align);
+
+	return likely(h) ? alloc_in(&h->slab, c) : alloc_late(c);
 }
 
 /* ------------------------------------------------------------- free */
@@ -406,7 +381,7 @@ static bool already_free(struct slab *s, const void *p)
 	return on_list(s, p, s->free) || on_list(s, p, atomic_load_explicit(&s->remote, memory_order_acquire));
 }
 
-static void free_local(struct heap *h, struct slab *s, void *p)
+static void free_local(struct slab_heap *h, struct slab *s, void *p)
 {
 	*(void **)p = s->free;
 	s->free = p;
@@ -467,13 +442,13 @@ enum slab_ptr slab_check(const void *p, size_t *usable)
 enum slab_ptr slab_free(void *p)
 {
 	struct slab *s;
-	struct heap *h;
+	struct heap *th = uvm__heap;
+	struct slab_heap *h = th ? &th->slab : NULL;
 	enum slab_ptr what = check(p, &s);
 
 	if (what != SLAB_LIVE)
 		return what;
 	((uintptr_t *)p)[1] = sl.key;
-	h = tls_heap;
 	if (h && atomic_load_explicit(&s->owner, memory_order_relaxed) == h) {
 		free_local(h, s, p);
 		trace_snapshot(); /* a phase that only frees still sends snapshots */
@@ -501,26 +476,42 @@ static void count_classes(struct uvm_stats *st, const uint64_t *allocs, const ui
 	}
 }
 
+static void stats_one(struct heap *h, void *arg)
+{
+	count_classes(arg, h->slab.allocs, h->slab.frees);
+}
+
 void slab_stats(struct uvm_stats *st)
 {
-	struct heap *h;
-
-	uvm_lock(&sl.thr.lock);
+	heap_for_each_live(stats_one, st);
 	count_classes(st, sl.allocs, sl.frees);
-	list_for_each_entry(h, &sl.thr.live, link)
-		count_classes(st, h->allocs, h->frees);
-	uvm_unlock(&sl.thr.lock);
+	uvm_lock(&sl.late_lock);
+	count_classes(st, sl.late.allocs, sl.late.frees);
+	uvm_unlock(&sl.late_lock);
 	st->slabs = atomic_load_explicit(&sl.slabs, memory_order_relaxed);
 }
 
-void slab_fork_prepare(void) { uvm_lock(&sl.thr.lock); }
-void slab_fork_parent(void) { uvm_unlock(&sl.thr.lock); }
+void slab_fork_prepare(void)
+{
+	uvm_lock(&sl.late_lock);
+	uvm_lock(&sl.lock);
+}
+
+void slab_fork_parent(void)
+{
+	uvm_unlock(&sl.lock);
+	uvm_unlock(&sl.late_lock);
+}
 
 /*
- * The other threads' heaps were mid-use, unlocked, when fork() copied them:
- * the child leaves them alone.  Their slabs stay owned by no live thread;
- * the child's frees into them go to the remote lists and are never reused.
+ * The other threads' slab heaps stay with their dead heaps (heap.c): their
+ * slabs stay owned by no live thread, and the child's frees into them go
+ * to the remote lists and are never reused.
  */
-void slab_fork_child(void) { uvm_lock_init(&sl.thr.lock); }
+void slab_fork_child(void)
+{
+	uvm_lock_init(&sl.lock);
+	uvm_lock_init(&sl.late_lock);
+}
 
 void slab_describe(struct uvm_descriptor *d) { d->slabs = (uintptr_t)&sl.slabs; }

@@ -5,23 +5,45 @@
  * UVM_SLAB_MAX (at most 8 KiB).  A slab is one 64 KiB vmap area, aligned to
  * 64 KiB, with its header in its first 128 bytes; the slab of any pointer
  * is found in O(1) from the page map at pointer & ~(64 KiB - 1).  Each
- * thread owns its slabs (a heap): it allocates and frees into them with no
+ * thread owns its slabs (its slab heap, part of the thread heap, heap.h):
+ * it allocates and frees into them with no
  * atomic operation; other threads push their frees onto a slab's remote list
  * with one compare-and-swap, and the owner collects them when it runs dry.
  * An empty slab goes back to the area caches, and from there to pools and
  * the kernel.  Slabs of an exited thread are orphaned and adopted by the
- * next thread that needs a slab of that class.
+ * next thread that needs a slab of that class.  A thread past its exit (a
+ * late destructor of the program's) allocates from one shared slab heap
+ * under a lock.
  */
 #ifndef UVM_SLAB_H
 #define UVM_SLAB_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "util.h"
 #include "uvmalloc.h"
 
 #define SLAB_SIZE ((size_t)64 << 10)
 #define SLAB_OBJ_MAX ((size_t)8 << 10)
+#define SLAB_CLASSES (8 + 4 * 6) /* 16..128 by 16, then 4 per power of two up to 8 KiB */
+
+struct slab;
+
+/* One thread's slabs. */
+struct slab_heap {
+	struct slab *cur[SLAB_CLASSES];
+	struct list_head partial[SLAB_CLASSES], full[SLAB_CLASSES];
+	/* By class, so that bytes are counts times class sizes: no add of a size on the fast paths. */
+	uint64_t allocs[SLAB_CLASSES], frees[SLAB_CLASSES];
+};
+
+void slab_heap_init(struct slab_heap *h);
+/* A thread that is gone leaves its slabs to others: empty ones are released, the rest orphaned. */
+void slab_heap_exit(struct slab_heap *h);
+/* Add an exited thread's counters to the process's (the heap registry's lock held). */
+void slab_heap_fold(struct slab_heap *h);
 
 /* Read UVM_SLAB_MAX and set up the thread-exit hook.  0 or an errno. */
 int slab_init(void);

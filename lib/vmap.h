@@ -43,8 +43,9 @@ struct vmap_area {
 		const void *caller;      /* busy and lazy only: who allocated it */
 	};
 	uint32_t flags;
-	_Atomic uint32_t live; /* 1 while a user owns it; cleared by the one free that may take it */
+	_Atomic uint32_t live; /* 1 while a user owns it: the owner heap's thread clears it with a plain store, others by exchange */
 	void *cache;           /* the thread cache (pcp.c) it rests in, or NULL */
+	struct heap *heap;     /* the thread heap that allocated it, whose cache its free feeds (heap.h); NULL: none */
 };
 
 static inline size_t va_size(const struct vmap_area *va) { return va->va_end - va->va_start; }

@@ -61,26 +61,39 @@ Test(pcp, higher_order_serves_and_is_trimmed)
 	cr_assert_eq(uvm_vmalloc(89 * 4096), big + 10 * 4096, "the tail is served at its own order");
 }
 
-/* A freed area takes in the cached area after it: a trimmed block is whole again once its head comes back. */
+/*
+ * An area of the order lists (PCP_BIN_PAGES pages or more) takes in the
+ * cached area after it: a trimmed block is whole again once its head comes
+ * back.  Bin-sized areas stay whole as they are (exact reuse; the node
+ * coalesces what drains).
+ */
 Test(pcp, neighbours_merge_back)
 {
-	char *big = uvm_vmalloc(99 * 4096), *head, *a, *b;
+	char *big = uvm_vmalloc(999 * 4096), *head, *a, *b;
 
 	uvm_vfree(big);
-	head = uvm_vmalloc(9 * 4096); /* trimmed: the 90-page tail stays cached */
+	head = uvm_vmalloc(199 * 4096); /* trimmed: the 800-page tail stays cached */
 	cr_assert_eq(head, big);
 	uvm_vfree(head);
 	cr_assert_eq(stats().cached_count, 1, "head and tail did not merge");
-	cr_assert_eq(stats().cached_bytes, 100 * 4096);
-	cr_assert_eq(uvm_vmalloc(99 * 4096), big, "the merged block serves the original size again");
+	cr_assert_eq(stats().cached_bytes, 1000 * 4096);
+	cr_assert_eq(uvm_vmalloc(999 * 4096), big, "the merged block serves the original size again");
 	/* Neighbours of different sizes freed in address order join too: b then a. */
-	a = uvm_vmalloc(4096);
-	b = uvm_vmalloc(2 * 4096);
-	cr_assert_eq(b, a + 8192, "b must follow a for this test");
+	a = uvm_vmalloc(149 * 4096);
+	b = uvm_vmalloc(199 * 4096);
+	cr_assert_eq(b, a + 150 * 4096, "b must follow a for this test");
 	uvm_vfree(b);
 	uvm_vfree(a);
 	cr_assert_eq(stats().cached_count, 1, "a and b did not join");
-	cr_assert_eq(stats().cached_bytes, 5 * 4096);
+	cr_assert_eq(stats().cached_bytes, 350 * 4096);
+	/* Bin-sized neighbours stay apart, each reused exactly. */
+	a = uvm_vmalloc(4096);
+	b = uvm_vmalloc(2 * 4096);
+	uvm_vfree(b);
+	uvm_vfree(a);
+	cr_assert_eq(stats().cached_count, 3);
+	cr_assert_eq(uvm_vmalloc(2 * 4096), b);
+	cr_assert_eq(uvm_vmalloc(4096), a);
 }
 
 /*
@@ -247,9 +260,9 @@ static void *free_it(void *p)
 }
 
 /*
- * Another thread's free goes back to the owner (its node's pool, pages and
+ * Another thread's free goes back to the owner (its heap's inbox, pages and
  * all), not into the freeing thread's cache, which may never allocate: the
- * owner's next miss of that size gets it back with no fault.
+ * owner's next miss takes the inbox in and gets it back with no fault.
  */
 Test(pcp, free_goes_back_to_its_owner)
 {
@@ -264,7 +277,8 @@ Test(pcp, free_goes_back_to_its_owner)
 	cr_assert_eq(pthread_join(t, &got), 0);
 	cr_assert_neq(got, p, "the freeing thread kept another thread's area");
 	st = stats();
-	cr_assert_eq(st.pooled_count, before.pooled_count + 1, "the area is not in its owner's pool");
+	cr_assert_eq(st.pooled_count, before.pooled_count, "the area went to a pool, not its owner");
+	cr_assert_eq(st.cached_count, before.cached_count, "the area went to a cache, not its owner's inbox");
 	q = uvm_vmalloc(5 * 4096);
 	cr_assert_eq(q, p, "the owner did not get its area back");
 	cr_assert_eq(q[0], 1, "the pages were given back on the way");

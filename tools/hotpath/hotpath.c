@@ -1,0 +1,60 @@
+/*
+ * hotpath - a steady loop of allocate-then-free pairs that every allocator
+ * serves from its thread cache, for counting instructions per pair under
+ * callgrind (tools/hotpath/hotpath.sh).  Nothing else runs in the loop, so
+ * the difference of two runs' totals divided by the difference of their
+ * loop counts is the cost of one pair, start-up excluded.
+ *
+ *   hotpath uvm PAGES LOOPS     uvm_vmalloc(PAGES pages) + uvm_vfree
+ *   hotpath malloc BYTES LOOPS  malloc(BYTES) + free (the allocator LD_PRELOAD picks)
+ *   hotpath slab BYTES LOOPS    uvm_malloc(BYTES) + uvm_free
+ *
+ * A warm-up pair runs first, so the loop measures hits only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "uvmalloc.h"
+
+static void *vm_alloc(size_t n) { return uvm_vmalloc(n * 4096); }
+
+int main(int argc, char **argv)
+{
+	void *(*alloc)(size_t) = malloc;
+	void (*release)(void *) = free;
+	char *end;
+	size_t n;
+	long loops;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: hotpath uvm|malloc|slab SIZE LOOPS\n");
+		return 2;
+	}
+	n = strtoul(argv[2], &end, 10);
+	if (*end || !n || (loops = strtol(argv[3], &end, 10)) < 0 || *end) {
+		fprintf(stderr, "hotpath: bad SIZE or LOOPS\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "uvm")) {
+		alloc = vm_alloc;
+		release = uvm_vfree;
+	} else if (!strcmp(argv[1], "slab")) {
+		alloc = uvm_malloc;
+		release = uvm_free;
+	} else if (strcmp(argv[1], "malloc")) {
+		fprintf(stderr, "hotpath: unknown kind %s\n", argv[1]);
+		return 2;
+	}
+	for (long i = -1; i < loops; i++) {
+		char *p = alloc(n);
+
+		if (!p) {
+			perror("hotpath");
+			return 1;
+		}
+		*(volatile char *)p = 1;
+		release(p);
+	}
+	return 0;
+}

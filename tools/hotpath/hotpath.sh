@@ -1,0 +1,41 @@
+#!/bin/sh
+# Instructions per allocate+free pair on a cache hit, counted by callgrind
+# (exact and repeatable, unlike time on a shared machine): two runs of
+# tools/hotpath that differ only in their loop count, the difference of
+# their totals divided by the difference of the counts.
+#
+#   tools/hotpath/hotpath.sh [BUILD_DIR]
+#
+# Prints one line per row: the uvm_* API at 1, 16 and 64 pages, uvm_malloc
+# at 16..1024 bytes, and plain malloc of the same sizes under each
+# installed allocator (LD_PRELOAD).
+set -eu
+build=${1:-build}
+bin=$build/tools/hotpath/hotpath
+[ -x "$bin" ] || { echo "hotpath.sh: $bin not built (meson compile -C $build)" >&2; exit 2; }
+command -v valgrind >/dev/null || { echo "hotpath.sh: needs valgrind" >&2; exit 2; }
+lo=20000 hi=120000
+
+total() { # preload kind size loops -> instructions
+	out=$(mktemp)
+	env ${1:+LD_PRELOAD=$1} valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" "$2" "$3" "$4" >/dev/null 2>&1
+	awk '/^summary:/ { print $2 }' "$out"
+	rm -f "$out"
+}
+
+per_pair() { # preload kind size
+	a=$(total "$1" "$2" "$3" $lo)
+	b=$(total "$1" "$2" "$3" $hi)
+	echo $(( (b - a) / (hi - lo) ))
+}
+
+lib=/usr/lib/x86_64-linux-gnu
+printf '%-28s %s\n' row instructions/pair
+for p in 1 16 64; do printf '%-28s %s\n' "uvm_vmalloc ${p}p" "$(per_pair '' uvm $p)"; done
+for s in 16 64 256 1024; do printf '%-28s %s\n' "uvm_malloc ${s}B" "$(per_pair '' slab $s)"; done
+for a in "uvmalloc:$build/preload/libuvmalloc-preload.so" "glibc:" "jemalloc:$lib/libjemalloc.so.2" \
+	 "mimalloc:$lib/libmimalloc.so.2" "tcmalloc:$lib/libtcmalloc_minimal.so.4"; do
+	name=${a%%:*} so=${a#*:}
+	[ -z "$so" ] || [ -e "$so" ] || continue
+	for s in 64 4096 65536; do printf '%-28s %s\n' "malloc ${s}B $name" "$(per_pair "$so" malloc $s)"; done
+done
