@@ -203,6 +203,16 @@ static int shrink(struct vmap_area *va, uintptr_t new_end)
 	return 0;
 }
 
+/* Grow into the thread's own cached neighbour (a tail an earlier shrink cut off), then back to size. */
+static int grow_cached(struct vmap_area *va, uintptr_t new_end)
+{
+	struct heap *h = uvm__heap;
+
+	if (!h || va->heap != h || !pcp_absorb_next(h, va, new_end))
+		return ENOMEM;
+	return va->va_end > new_end ? shrink(va, new_end) : 0;
+}
+
 static int grow(struct vmap_area *va, uintptr_t new_end)
 {
 	uintptr_t old_end = va->va_end, start, end;
@@ -210,7 +220,7 @@ static int grow(struct vmap_area *va, uintptr_t new_end)
 	int err = arena_extend(&probe, new_end - va->va_end);
 
 	if (err)
-		return err;
+		return grow_cached(va, new_end);
 	guard_remove(old_end - UVM_PAGE_SIZE);
 	vn_busy_resize(va, new_end);
 	huge_body(va, &start, &end);

@@ -325,6 +325,34 @@ static void merge_next(struct pcp *p, struct vmap_area *va)
 	}
 }
 
+/*
+ * vrealloc's growth into the thread's own cache: the cached area that
+ * starts where the live area va ends and reaches end or beyond (a shrink's
+ * tail, or a neighbour freed earlier) joins va.  False when there is none.
+ */
+bool pcp_absorb_next(struct heap *h, struct vmap_area *va, uintptr_t end)
+{
+	struct pcp *p = &h->pcp;
+	va_slot_t *slot = arena_slot(va->va_end);
+	struct vmap_area *next = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+
+	if (!next || next->cache != p || next->va_start != va->va_end || next->va_end < end ||
+	    atomic_load_explicit(&next->live, memory_order_relaxed) || ((va->flags | next->flags) & VA_HUGETLB))
+		return false;
+	heap_enter(h);
+	unlink_cached(p, next);
+	p->alloc_bytes += va_size(next); /* live bytes grow by all of it, its guard page included */
+	heap_leave(h);
+	os_guard_remove(va->va_end - UVM_PAGE_SIZE, UVM_PAGE_SIZE);
+	va->flags |= next->flags & (VA_HUGE | VA_MOVED | VA_REUSED);
+	vn_busy_erase(next);
+	vn_busy_resize(va, next->va_end);
+	heap_enter(h);
+	spare_put(p, next);
+	heap_leave(h);
+	return true;
+}
+
 /* ------------------------------------------------------------ fast paths */
 
 uvm_noinline void pcp_overflow(struct heap *h)

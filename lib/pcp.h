@@ -134,6 +134,8 @@ void pcp_overflow(struct heap *h);
  * heap_enter.
  */
 struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t align);
+/* Join to the live area va (h's own) the cached area right after it, if it reaches end: true if done. */
+bool pcp_absorb_next(struct heap *h, struct vmap_area *va, uintptr_t end);
 /* Cache an area h's thread freed, its own (not live, still in its busy tree).  False: the caller frees it to the node. */
 bool pcp_put(struct heap *h, struct vmap_area *va);
 /*

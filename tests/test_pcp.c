@@ -323,3 +323,27 @@ Test(pcp, double_free_of_a_cached_area_aborts)
 {
 	expect_death(double_free, NULL, SIGABRT, "uvmalloc: uvm_vfree(): invalid pointer 0x");
 }
+
+/* vrealloc grows into the tail an earlier shrink left in the thread's own cache: in place, no miss. */
+Test(pcp, vrealloc_grows_into_its_own_cached_tail)
+{
+	char *p = uvm_vmalloc(4 * 4096), *fence = uvm_vmalloc(4096), *q;
+	struct uvm_stats before, st;
+
+	cr_assert_eq(fence, p + 5 * 4096, "the fence must follow p for this test");
+	p[0] = 'a';
+	cr_assert_eq(uvm_vrealloc(p, 4096), p);
+	before = stats();
+	cr_assert_eq(before.cached_count, 1, "the shrink's tail is not cached");
+	q = uvm_vrealloc(p, 4 * 4096);
+	st = stats();
+	cr_assert_eq(q, p, "did not grow in place into its cached tail");
+	cr_assert_eq(q[0], 'a');
+	cr_assert_eq(uvm_vsize(q), 4 * 4096);
+	cr_assert_eq(st.cached_count, 0);
+	cr_assert_eq(st.cache_misses, before.cache_misses);
+	cr_assert_eq(st.area_alloc_bytes - st.area_free_bytes, before.area_alloc_bytes - before.area_free_bytes + 3 * 4096,
+		     "live bytes did not grow by the tail");
+	uvm_vfree(q);
+	uvm_vfree(fence);
+}

@@ -13,7 +13,8 @@
 #include "procstat.h"
 #include "work.h"
 
-static const struct workload *const workloads[] = { &work_larson, &work_prodcons, &work_mixed, &work_realloc, &work_frag };
+static const struct workload *const workloads[] = { &work_larson, &work_prodcons, &work_mixed, &work_realloc, &work_frag,
+						       &work_large };
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
 
 int work_threads(long n, void *(*fn)(void *), void *ctx, size_t stride)

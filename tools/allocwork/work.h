@@ -28,7 +28,7 @@ struct workload {
 	void (*run)(const struct work_args *a, struct work_result *r);
 };
 
-extern const struct workload work_larson, work_prodcons, work_mixed, work_realloc, work_frag;
+extern const struct workload work_larson, work_prodcons, work_mixed, work_realloc, work_frag, work_large;
 
 /* xorshift64: a cheap, per-thread random stream. */
 static inline uint64_t work_rnd(uint64_t *s)
