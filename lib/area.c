@@ -100,6 +100,14 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 		va->flags |= VA_REUSED;
 	} else {
 		UVM_TRACE(pool_miss, size >> UVM_PAGE_SHIFT);
+		/*
+		 * A large fresh range is faulted in page by page while lazily freed
+		 * areas still hold their pages: give those back first, so that a
+		 * program recycling large blocks holds its live blocks and its cache,
+		 * not the lazy list's backlog besides.
+		 */
+		if (size >= HUGE_SIZE && vn_lazy_pages() >= HUGE_SIZE >> UVM_PAGE_SHIFT)
+			purge_now(0);
 		if (!(va = alloc_fresh(nid, size, align, huge, err)))
 			return NULL;
 	}
@@ -235,8 +243,12 @@ static int grow(struct vmap_area *va, uintptr_t new_end)
 int area_resize(struct vmap_area *va, size_t usable)
 {
 	uintptr_t new_end = va->va_start + usable + UVM_PAGE_SIZE;
+	int err;
 
 	if (new_end == va->va_end)
 		return 0;
-	return new_end < va->va_end ? shrink(va, new_end) : grow(va, new_end);
+	err = new_end < va->va_end ? shrink(va, new_end) : grow(va, new_end);
+	if (!err)
+		area_set_live(va);
+	return err;
 }

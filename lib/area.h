@@ -18,26 +18,44 @@ struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, size_t align, i
 
 /*
  * The hit: a live area of bytes (1 or more) rounded up to pages, page
- * aligned, from the exact bin of the thread's own cache on its local node,
- * with plain loads and stores; NULL when there is none (or bytes is 0 or
- * too large for a bin).
+ * aligned, from the exact bin of the thread's own cache, with plain loads
+ * and stores and no call, so that it compiles to a leaf; NULL when there
+ * is none, or bytes is 0 or too large for a bin, or the heap is claimed,
+ * or the machine has several NUMA nodes (the slow path finds the same bin
+ * of the local node).
  */
 static inline struct vmap_area *area_alloc_hit(size_t bytes, const void *caller)
 {
 	struct heap *h = uvm__heap;
 	struct vmap_area *va;
 
-	if (unlikely(bytes - 1 >= (size_t)(PCP_BIN_PAGES - 2) << UVM_PAGE_SHIFT || !h))
+	if (unlikely(bytes - 1 >= (size_t)(PCP_BIN_PAGES - 2) << UVM_PAGE_SHIFT || !h || uvm__numa_nodes != 1 ||
+		     !heap_try_enter(h)))
 		return NULL;
-	heap_enter(h);
-	va = pcp_pop(&h->pcp, numa_local(), ((bytes - 1) >> UVM_PAGE_SHIFT) + 2);
+	va = pcp_pop(&h->pcp, 0, ((bytes - 1) >> UVM_PAGE_SHIFT) + 2);
 	heap_leave(h);
 	if (likely(va)) {
 		va->flags |= VA_REUSED;
 		va->caller = caller;
-		atomic_store_explicit(&va->live, 1, memory_order_relaxed);
+		atomic_store_explicit(&va->live, VA_LIVE_BIN, memory_order_relaxed);
 	}
 	return va;
+}
+
+/*
+ * Make va live: VA_LIVE_BIN, with va->cache naming the bin its owner's free
+ * puts it on, when its owner is this thread's heap and it is a cacheable
+ * user area of bin size; VA_LIVE otherwise.  Again whenever its size
+ * changes.
+ */
+static inline void area_set_live(struct vmap_area *va)
+{
+	struct heap *h = uvm__heap;
+	bool bin = h && va->heap == h && va_pages(va) < PCP_BIN_PAGES && va_pages(va) <= uvm__pcp_high_max &&
+		   !(va->flags & VA_SLAB);
+
+	va->cache = bin ? pcp_bin_of(&h->pcp, va) : NULL;
+	atomic_store_explicit(&va->live, bin ? VA_LIVE_BIN : VA_LIVE, memory_order_relaxed);
 }
 
 /*
@@ -58,7 +76,7 @@ static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node
 		va = area_alloc_hit(usable, caller);
 	if (unlikely(!va) && (va = area_alloc_slow(heap_self(), usable, align, node, huge_api, err))) {
 		va->caller = caller;
-		atomic_store_explicit(&va->live, 1, memory_order_relaxed);
+		area_set_live(va);
 	}
 	return va;
 }
@@ -74,25 +92,27 @@ static inline struct vmap_area *area_at(uintptr_t addr)
 }
 
 /*
- * The owner's free of its own live area of bin size, onto its bin: true
- * when done.  False (nothing done): area_take and area_free decide, and
- * report a bad pointer.
+ * The owner's free of its own live area of bin size, onto its bin, as a
+ * leaf: true when done.  False (nothing done): area_take and area_free
+ * decide, report a bad pointer, wait out a claim, or drain a cache that
+ * this free would take over high.
  */
 static inline bool area_free_own(uintptr_t addr)
 {
 	struct heap *h = uvm__heap;
 	struct vmap_area *va = area_at(addr);
-	bool over;
 
-	if (!h || !va || va->heap != h || !atomic_load_explicit(&va->live, memory_order_relaxed) ||
-	    (va->flags & VA_SLAB) || va_pages(va) >= PCP_BIN_PAGES || va_pages(va) > uvm__pcp_high_max)
+	/* A heap-less area never reads VA_LIVE_BIN: no test of h. */
+	if (!va || va->heap != h || atomic_load_explicit(&va->live, memory_order_relaxed) != VA_LIVE_BIN ||
+	    !heap_try_enter(h))
 		return false;
+	if (unlikely(h->pcp.pages + va_pages(va) > h->pcp.high)) {
+		heap_leave(h);
+		return false;
+	}
 	atomic_store_explicit(&va->live, 0, memory_order_relaxed);
-	heap_enter(h);
-	over = pcp_push(&h->pcp, va);
+	pcp_push(&h->pcp, va);
 	heap_leave(h);
-	if (unlikely(over))
-		pcp_overflow(h);
 	return true;
 }
 

@@ -63,8 +63,19 @@ static inline void heap_enter(struct heap *h)
 {
 	__atomic_store_n(&h->busy, 1, __ATOMIC_RELAXED);
 	atomic_signal_fence(memory_order_seq_cst); /* the claimer's membarrier orders this store before the load */
-	if (unlikely(atomic_load_explicit(&h->claimed, memory_order_relaxed)))
+	if (unlikely(atomic_load_explicit(&h->claimed, memory_order_acquire)))
 		heap_enter_slow(h);
+}
+
+/* heap_enter for the inline hit paths, which must not call out: false (and nothing held) when claimed. */
+static inline bool heap_try_enter(struct heap *h)
+{
+	__atomic_store_n(&h->busy, 1, __ATOMIC_RELAXED);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (likely(!atomic_load_explicit(&h->claimed, memory_order_acquire)))
+		return true;
+	__atomic_store_n(&h->busy, 0, __ATOMIC_RELEASE);
+	return false;
 }
 
 static inline void heap_leave(struct heap *h)

@@ -78,6 +78,21 @@ static void link_cached(struct pcp *p, struct vmap_area *va)
 	pcp_link(p, &p->nodes[va_nid(va)], list_index(va_pages(va)), va);
 }
 
+void pcp_mark_bin(struct pcp *p, const struct vmap_area *va)
+{
+	size_t i = va_pages(va);
+
+	p->nodes[va_nid(va)].lists[i].marked = 1;
+	p->nodes[va_nid(va)].binmap[i / 64] |= 1ull << (i % 64);
+}
+
+/* Whether va rests in one of p's lists (not live: a live area's cache names the bin it will go back to). */
+static bool cached_in(const struct pcp *p, const struct vmap_area *va)
+{
+	return (uintptr_t)va->cache - (uintptr_t)p < sizeof(*p) + pcp_lists_size(reg.nodes) &&
+	       !atomic_load_explicit(&va->live, memory_order_relaxed);
+}
+
 static bool fits(const struct vmap_area *va, size_t pages, size_t align)
 {
 	/* A hugetlb body can only be split on a 2 MiB boundary: such areas are reused whole or not at all. */
@@ -122,6 +137,7 @@ static unsigned next_bin(struct pcp_node *n, unsigned i)
 		b = (i & ~63u) + (unsigned)__builtin_ctzll(w);
 		if (n->lists[b].count)
 			return b;
+		n->lists[b].marked = 0;
 		n->binmap[b / 64] &= ~(1ull << (b % 64));
 		i = b + 1;
 	}
@@ -215,7 +231,7 @@ void pcp_heap_fold(struct pcp *p)
 {
 	reg.hits += p->hits;
 	reg.misses += p->misses;
-	reg.allocs += p->allocs;
+	reg.allocs += p->hits + p->allocs; /* the process's count is of all allocations */
 	reg.frees += p->frees;
 	reg.drained += p->drained;
 	reg.alloc_bytes += p->alloc_bytes;
@@ -290,8 +306,7 @@ static struct vmap_area *mergeable_next(struct pcp *p, const struct vmap_area *v
 	va_slot_t *slot = arena_slot(va->va_end);
 	struct vmap_area *next = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
 
-	if (!next || next->cache != p || next->va_start != va->va_end ||
-	    atomic_load_explicit(&next->live, memory_order_relaxed))
+	if (!next || !cached_in(p, next) || next->va_start != va->va_end)
 		return NULL;
 	/* A hugetlb body splits and joins only on 2 MiB boundaries; slabs are never cached. */
 	if ((va->flags | next->flags) & VA_HUGETLB)
@@ -336,8 +351,8 @@ bool pcp_absorb_next(struct heap *h, struct vmap_area *va, uintptr_t end)
 	va_slot_t *slot = arena_slot(va->va_end);
 	struct vmap_area *next = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
 
-	if (!next || next->cache != p || next->va_start != va->va_end || next->va_end < end ||
-	    atomic_load_explicit(&next->live, memory_order_relaxed) || ((va->flags | next->flags) & VA_HUGETLB))
+	if (!next || !cached_in(p, next) || next->va_start != va->va_end || next->va_end < end ||
+	    ((va->flags | next->flags) & VA_HUGETLB))
 		return false;
 	heap_enter(h);
 	unlink_cached(p, next);
@@ -355,21 +370,11 @@ bool pcp_absorb_next(struct heap *h, struct vmap_area *va, uintptr_t end)
 
 /* ------------------------------------------------------------ fast paths */
 
-uvm_noinline void pcp_overflow(struct heap *h)
-{
-	LIST_HEAD(out);
-
-	heap_enter(h);
-	overflow_locked(&h->pcp, &out);
-	heap_leave(h);
-	purge_free_lazily(&out);
-}
-
 bool pcp_put(struct heap *h, struct vmap_area *va)
 {
 	struct pcp *p = &h->pcp;
 	size_t pages = va_pages(va);
-	bool over;
+	LIST_HEAD(out);
 
 	if (pages > uvm__pcp_high_max) {
 		pcp_count_free(h, usable(va));
@@ -377,17 +382,18 @@ bool pcp_put(struct heap *h, struct vmap_area *va)
 	}
 	heap_enter(h);
 	if (likely(pages < PCP_BIN_PAGES)) {
-		over = pcp_push(p, va);
+		va->cache = pcp_bin_of(p, va);
+		pcp_push(p, va);
 	} else {
 		p->frees++;
 		p->free_bytes += usable(va);
 		merge_next(p, va);
 		link_cached(p, va);
-		over = p->pages > p->high;
 	}
+	if (p->pages > p->high)
+		overflow_locked(p, &out);
 	heap_leave(h);
-	if (unlikely(over))
-		pcp_overflow(h);
+	purge_free_lazily(&out);
 	return true;
 }
 
@@ -429,10 +435,35 @@ static void take_inbox(struct heap *h)
 	purge_free_lazily(&out);
 }
 
+#define PCP_LARGE_PAGES 512 /* 2 MiB: a block this large is cheap to fault back in (THP), dear to keep idle */
+
+/*
+ * A miss for a large block: the cached large blocks too small for it go to
+ * the node, which gives them back before it faults the new one in
+ * (area.c), so that a program recycling large blocks of varied sizes holds
+ * its live blocks, not idle ones beside them.
+ */
+static void shed_smaller(struct pcp *p, size_t pages, struct list_head *out)
+{
+	for (unsigned nid = 0; nid < reg.nodes; nid++)
+		for (unsigned k = order_of(PCP_LARGE_PAGES); k <= order_of(pages); k++) {
+			struct pcp_list *l = &p->nodes[nid].lists[PCP_BIN_PAGES + k];
+			struct vmap_area *va, *n;
+
+			list_for_each_entry_safe(va, n, &l->head, list)
+				if (va_pages(va) < pages) {
+					unlink_cached(p, va);
+					list_add_tail(&va->list, out);
+					p->drained++;
+				}
+		}
+}
+
 struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t align)
 {
 	struct pcp *p = &h->pcp;
 	struct vmap_area *va;
+	LIST_HEAD(out);
 
 	if (!uvm__pcp_high_max)
 		return NULL;
@@ -441,13 +472,15 @@ struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t ali
 	va = search(p, nid, pages, align);
 	if (va) {
 		p->hits++;
-		p->allocs++;
 		p->alloc_bytes += (kept_pages(va, pages) - 1) << UVM_PAGE_SHIFT;
 	} else {
 		p->misses++;
 		p->missed += pages;
+		if (pages >= PCP_LARGE_PAGES)
+			shed_smaller(p, pages, &out);
 	}
 	heap_leave(h);
+	purge_free_lazily(&out);
 	if (va)
 		trim(h, va, pages);
 	else
@@ -563,7 +596,7 @@ static void stats_one(struct heap *h, void *arg)
 	const struct pcp *p = &h->pcp;
 	struct uvm_stats *st = arg;
 
-	st->allocs += word(&p->allocs);
+	st->allocs += word(&p->hits) + word(&p->allocs);
 	st->frees += word(&p->frees);
 	st->cache_hits += word(&p->hits);
 	st->cache_misses += word(&p->misses);

@@ -36,12 +36,13 @@ struct heap;
 
 struct pcp_list {
 	struct list_head head; /* hottest first */
-	size_t count;
+	uint32_t count;
+	uint32_t marked;       /* its bit in binmap is set (bins only) */
 };
 
 /* One NUMA node's lists: bins by exact page count, then orders. */
 struct pcp_node {
-	uint64_t binmap[PCP_BIN_PAGES / 64]; /* bit n: bin n may hold areas (set on every push, cleared by searches) */
+	uint64_t binmap[PCP_BIN_PAGES / 64]; /* bit n: bin n may hold areas (set by pushes, cleared by searches) */
 	struct pcp_list lists[PCP_LISTS];
 };
 
@@ -51,7 +52,8 @@ struct pcp {
 	size_t high;
 	size_t missed;       /* pages fetched from the node since the last drain or decay */
 	uint64_t ops_at_decay;
-	uint64_t hits, misses, allocs, frees, drained;
+	uint64_t hits, misses, frees, drained;
+	uint64_t allocs;                              /* those the cache missed: hits + allocs is all of them */
 	uint64_t alloc_bytes, free_bytes;             /* usable bytes of the areas handed out and freed */
 	/*
 	 * Area objects that trims take and merges give back, so the thread's
@@ -78,10 +80,12 @@ extern size_t uvm__pcp_high_max; /* UVM_PCP_HIGH in pages; 0: no caching */
 static inline void pcp_link(struct pcp *p, struct pcp_node *n, unsigned i, struct vmap_area *va)
 {
 	list_add(&va->list, &n->lists[i].head);
-	va->cache = p;
+	va->cache = &n->lists[i];
 	n->lists[i].count++;
-	if (i < PCP_BIN_PAGES)
+	if (i < PCP_BIN_PAGES && !n->lists[i].marked) {
+		n->lists[i].marked = 1;
 		n->binmap[i / 64] |= 1ull << (i % 64);
+	}
 	p->pages += va_pages(va);
 }
 
@@ -89,7 +93,8 @@ static inline void pcp_link(struct pcp *p, struct pcp_node *n, unsigned i, struc
  * The hit: a cached area of node nid with exactly pages pages (guard
  * included, below PCP_BIN_PAGES), or NULL; any alignment a page allows.
  * The caller is the owner, between heap_enter and heap_leave.  va->cache
- * keeps naming p: the live flag tells a handed-out area from a cached one.
+ * keeps naming the bin: the area goes back there when its owner frees it
+ * (VA_LIVE_BIN), and the live flag tells it from a cached one.
  */
 static inline struct vmap_area *pcp_pop(struct pcp *p, unsigned nid, size_t pages)
 {
@@ -104,28 +109,36 @@ static inline struct vmap_area *pcp_pop(struct pcp *p, unsigned nid, size_t page
 	l->count--;
 	p->pages -= pages;
 	p->hits++;
-	p->allocs++;
 	p->alloc_bytes += (pages - 1) << UVM_PAGE_SHIFT;
 	return va;
 }
 
-/*
- * The owner's free of its own area of fewer than PCP_BIN_PAGES pages onto
- * its bin, between heap_enter and heap_leave.  True when the cache is now
- * over high: the caller calls pcp_overflow after heap_leave.
- */
-static inline bool pcp_push(struct pcp *p, struct vmap_area *va)
+/* The bin of va's page count and node in p: where a VA_LIVE_BIN area's va->cache points. */
+static inline struct pcp_list *pcp_bin_of(struct pcp *p, const struct vmap_area *va)
 {
-	size_t pages = va_pages(va);
-
-	pcp_link(p, &p->nodes[va_nid(va)], (unsigned)pages, va);
-	p->frees++;
-	p->free_bytes += (pages - 1) << UVM_PAGE_SHIFT;
-	return p->pages > p->high;
+	return &p->nodes[va_nid(va)].lists[va_pages(va)];
 }
 
-/* Bring h's cache back under high (outside heap_enter). */
-void pcp_overflow(struct heap *h);
+void pcp_mark_bin(struct pcp *p, const struct vmap_area *va);
+
+/*
+ * The owner's free of its own area of fewer than PCP_BIN_PAGES pages onto
+ * its bin, which va->cache names (pcp_bin_of), between heap_enter and
+ * heap_leave.  The caller sees to high.
+ */
+static inline void pcp_push(struct pcp *p, struct vmap_area *va)
+{
+	struct pcp_list *l = va->cache;
+	size_t pages = va_pages(va);
+
+	list_add(&va->list, &l->head);
+	l->count++;
+	if (unlikely(!l->marked))
+		pcp_mark_bin(p, va);
+	p->pages += pages;
+	p->frees++;
+	p->free_bytes += (pages - 1) << UVM_PAGE_SHIFT;
+}
 
 /*
  * The same for any size and alignment, trimming a larger area to size; it

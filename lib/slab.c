@@ -125,6 +125,7 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	if (!va)
 		return NULL;
 	va->flags |= VA_SLAB;
+	area_set_live(va); /* VA_LIVE: a slab goes back by release_slab only */
 	s = (struct slab *)va->va_start;
 	atomic_store_explicit(&s->owner, h, memory_order_relaxed);
 	atomic_store_explicit(&s->remote, NULL, memory_order_relaxed);

@@ -32,6 +32,16 @@
 #define VA_SLAB 0x8u    /* a slab of small objects (slab.c), not a user's area */
 #define VA_MOVED 0x10u  /* holds pages mremap moved in: a VMA of its own until given back */
 #define VA_NID_SHIFT 8
+
+/*
+ * va->live: 0 when no user owns it (cached, lazy, pooled, in an inbox).
+ * VA_LIVE_BIN: a user's, and its owner heap's thread may free it straight
+ * onto a bin of its cache (bin size, caching on, not a slab), which that
+ * free tells from a single comparison; VA_LIVE: any other user's area.
+ * The owner's thread clears it with a plain store, others by exchange.
+ */
+#define VA_LIVE 1u
+#define VA_LIVE_BIN 2u
 #define VA_OWNER_SHIFT 16
 
 struct vmap_area {
@@ -43,7 +53,7 @@ struct vmap_area {
 		const void *caller;      /* busy and lazy only: who allocated it */
 	};
 	uint32_t flags;
-	_Atomic uint32_t live; /* 1 while a user owns it: the owner heap's thread clears it with a plain store, others by exchange */
+	_Atomic uint32_t live; /* VA_LIVE or VA_LIVE_BIN while a user owns it, else 0 */
 	void *cache;           /* the thread cache (pcp.c) it rests in, or NULL */
 	struct heap *heap;     /* the thread heap that allocated it, whose cache its free feeds (heap.h); NULL: none */
 };

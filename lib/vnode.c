@@ -282,6 +282,8 @@ size_t vn_lazy_detach(unsigned id, struct list_head *out)
 	return bytes >> UVM_PAGE_SHIFT;
 }
 
+size_t vn_lazy_pages(void) { return atomic_load_explicit(&lazy_nr, memory_order_relaxed); }
+
 void vn_lazy_sub(size_t pages) { atomic_fetch_sub_explicit(&lazy_nr, pages, memory_order_relaxed); }
 
 size_t vn_lazy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max)

@@ -58,6 +58,8 @@ void vn_busy_split(struct vmap_area *va, uintptr_t at, struct vmap_area *tail);
 size_t vn_lazy_add(struct vmap_area *va);
 /* Move node id's lazy list onto out; returns its pages. */
 size_t vn_lazy_detach(unsigned id, struct list_head *out);
+/* Pages waiting on all lazy lists now. */
+size_t vn_lazy_pages(void);
 /* Subtract purged pages from the global lazy count. */
 void vn_lazy_sub(size_t pages);
 

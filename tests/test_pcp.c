@@ -347,3 +347,28 @@ Test(pcp, vrealloc_grows_into_its_own_cached_tail)
 	uvm_vfree(q);
 	uvm_vfree(fence);
 }
+
+/*
+ * A miss for a large block sheds the cached large blocks too small for it,
+ * and the node gives them back before the new one is faulted in: a program
+ * recycling large blocks of varied sizes holds its live blocks, not idle
+ * ones beside them.  Small cached areas stay.
+ */
+Test(pcp, a_large_miss_sheds_smaller_large_blocks)
+{
+	char *small = uvm_vmalloc(4096), *a = uvm_vmalloc(3 << 20), *b;
+	struct uvm_stats st;
+
+	memset(a, 1, 3 << 20);
+	uvm_vfree(a);
+	uvm_vfree(small);
+	st = stats();
+	cr_assert_eq(st.cached_count, 2);
+	b = uvm_vmalloc(5 << 20);
+	st = stats();
+	cr_assert_eq(st.cached_count, 1, "the 3 MiB block is still cached");
+	cr_assert_eq(st.cached_bytes, 2 * 4096, "the small area was shed too");
+	cr_assert_eq(st.lazy_bytes, 0, "the shed block was not given back before the fresh one");
+	cr_assert_eq(uvm_vmalloc(4096), small);
+	uvm_vfree(b);
+}

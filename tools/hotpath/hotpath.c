@@ -8,6 +8,8 @@
  *   hotpath uvm PAGES LOOPS     uvm_vmalloc(PAGES pages) + uvm_vfree
  *   hotpath malloc BYTES LOOPS  malloc(BYTES) + free (the allocator LD_PRELOAD picks)
  *   hotpath slab BYTES LOOPS    uvm_malloc(BYTES) + uvm_free
+ *   hotpath null BYTES LOOPS    a function that returns a static buffer + one that does nothing:
+ *                               the loop's own cost, which hotpath.sh takes off the others
  *
  * A warm-up pair runs first, so the loop measures hits only.
  */
@@ -19,6 +21,16 @@
 
 static void *vm_alloc(size_t n) { return uvm_vmalloc(n * 4096); }
 
+static char null_block[64];
+
+static __attribute__((noinline)) void *null_alloc(size_t n)
+{
+	(void)n;
+	return null_block;
+}
+
+static __attribute__((noinline)) void null_free(void *p) { __asm__ volatile("" : : "r"(p) : "memory"); }
+
 int main(int argc, char **argv)
 {
 	void *(*alloc)(size_t) = malloc;
@@ -28,7 +40,7 @@ int main(int argc, char **argv)
 	long loops;
 
 	if (argc != 4) {
-		fprintf(stderr, "usage: hotpath uvm|malloc|slab SIZE LOOPS\n");
+		fprintf(stderr, "usage: hotpath uvm|malloc|slab|null SIZE LOOPS\n");
 		return 2;
 	}
 	n = strtoul(argv[2], &end, 10);
@@ -39,6 +51,9 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "uvm")) {
 		alloc = vm_alloc;
 		release = uvm_vfree;
+	} else if (!strcmp(argv[1], "null")) {
+		alloc = null_alloc;
+		release = null_free;
 	} else if (!strcmp(argv[1], "slab")) {
 		alloc = uvm_malloc;
 		release = uvm_free;

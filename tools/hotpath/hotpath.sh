@@ -8,7 +8,9 @@
 #
 # Prints one line per row: the uvm_* API at 1, 16 and 64 pages, uvm_malloc
 # at 16..1024 bytes, and plain malloc of the same sizes under each
-# installed allocator (LD_PRELOAD).
+# installed allocator (LD_PRELOAD).  Two columns: all instructions per
+# pair, and the allocator's own (less the loop's, measured with a null
+# allocator: a call that returns a static buffer and one that does nothing).
 set -eu
 build=${1:-build}
 bin=$build/tools/hotpath/hotpath
@@ -29,13 +31,18 @@ per_pair() { # preload kind size
 	echo $(( (b - a) / (hi - lo) ))
 }
 
+loop=$(per_pair '' null 64)
+row() { # label count
+	printf '%-28s %8s %8s\n' "$1" "$2" $(($2 - loop))
+}
+
 lib=/usr/lib/x86_64-linux-gnu
-printf '%-28s %s\n' row instructions/pair
-for p in 1 16 64; do printf '%-28s %s\n' "uvm_vmalloc ${p}p" "$(per_pair '' uvm $p)"; done
-for s in 16 64 256 1024; do printf '%-28s %s\n' "uvm_malloc ${s}B" "$(per_pair '' slab $s)"; done
+printf '%-28s %8s %8s\n' row all own
+for p in 1 16 64; do row "uvm_vmalloc ${p}p" "$(per_pair '' uvm $p)"; done
+for s in 16 64 256 1024; do row "uvm_malloc ${s}B" "$(per_pair '' slab $s)"; done
 for a in "uvmalloc:$build/preload/libuvmalloc-preload.so" "glibc:" "jemalloc:$lib/libjemalloc.so.2" \
 	 "mimalloc:$lib/libmimalloc.so.2" "tcmalloc:$lib/libtcmalloc_minimal.so.4"; do
 	name=${a%%:*} so=${a#*:}
 	[ -z "$so" ] || [ -e "$so" ] || continue
-	for s in 64 4096 65536; do printf '%-28s %s\n' "malloc ${s}B $name" "$(per_pair "$so" malloc $s)"; done
+	for s in 64 4096 65536; do row "malloc ${s}B $name" "$(per_pair "$so" malloc $s)"; done
 done

@@ -255,11 +255,13 @@ static enum target_err read_caches(const struct target *t, struct snapshot *s)
 
 		if (target_u64(t, p + d->pcp_allocs, &v))
 			break;
-		s->allocs += v;
+		s->allocs += v; /* a thread's allocs are those its cache missed, its hits are the rest */
 		if (!target_u64(t, p + d->pcp_frees, &v))
 			s->frees += v;
-		if (!target_u64(t, p + d->pcp_hits, &v))
+		if (!target_u64(t, p + d->pcp_hits, &v)) {
 			s->cache_hits += v;
+			s->allocs += v;
+		}
 		if (!target_u64(t, p + d->pcp_misses, &v))
 			s->cache_misses += v;
 		if (target_u64(t, next, &next))
