@@ -12,6 +12,7 @@
 
 #include "api.h"
 #include "area.h"
+#include "heap.h"
 #include "init.h"
 #include "slab.h"
 #include "trace.h"
@@ -110,7 +111,25 @@ static inline void *alloc(size_t size, size_t align, int zero, const void *calle
 	return alloc_slow(size, align, zero, caller);
 }
 
-void *uvm_malloc(size_t size) { return alloc(size, 16, 0, CALLER()); }
+static uvm_noinline void *malloc_slow(size_t size, const void *caller) { return alloc(size, 16, 0, caller); }
+
+/* The owner's hits in line (a slab's free list, an area's bin); everything else, sampling included, a tail call away. */
+void *uvm_malloc(size_t size)
+{
+	struct heap *h = uvm__heap;
+	struct vmap_area *va;
+	void *p;
+
+	if (likely(h && !UVM_TRACED(alloc))) {
+		if (likely(size - 1 < uvm__slab_max)) {
+			if (likely(p = slab_alloc_hit(&h->slab, size)))
+				return p;
+		} else if ((va = area_alloc_hit(size, CALLER()))) {
+			return (void *)va->va_start;
+		}
+	}
+	return malloc_slow(size, CALLER());
+}
 
 void *uvm_calloc(size_t n, size_t size)
 {
@@ -171,7 +190,25 @@ static void free_named(const char *fn, void *p)
 	free_slow(fn, p, what);
 }
 
-void uvm_free(void *p) { free_named("free", p); }
+static uvm_noinline void free_slow_named(void *p) { free_named("free", p); }
+
+/* The owner's free of a small object or an area of bin size in line; snapshots while traced come from the slow way. */
+void uvm_free(void *p)
+{
+	struct heap *h = uvm__heap;
+	struct slab *s;
+
+	if (likely(h && !UVM_TRACED(snapshot))) {
+		if ((s = slab_free_hit(&h->slab, p))) {
+			if (unlikely(slab_emptied(&h->slab, s)))
+				slab_release_empty(s);
+			return;
+		}
+		if (area_free_own((uintptr_t)p))
+			return;
+	}
+	free_slow_named(p);
+}
 
 size_t uvm_malloc_usable_size(void *p)
 {

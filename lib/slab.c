@@ -28,20 +28,8 @@
 #include "os.h"
 #include "trace.h"
 
-#define SLAB_HEADER 128
 #define NCLASS SLAB_CLASSES
 
-struct slab {
-	struct slab_heap *_Atomic owner; /* NULL: orphaned */
-	void *free;                 /* local free list, the owner's */
-	void *_Atomic remote;       /* frees by other threads */
-	char *bump, *end;           /* never-used objects */
-	unsigned used, size, cls, full;
-	unsigned start;             /* offset of the first object: SLAB_HEADER, or the size's alignment up to a page */
-	uint32_t recip;             /* ceil(2^32 / size): offsets divide by a multiply on free */
-	struct list_head link;      /* the owner's partial or full list, or an orphan list */
-	struct vmap_area *va;
-};
 _Static_assert(sizeof(struct slab) <= SLAB_HEADER, "slab header outgrew its room");
 
 static struct {
@@ -50,12 +38,13 @@ static struct {
 	_Atomic unsigned nr_orphans[NCLASS];
 	uint64_t allocs[NCLASS], frees[NCLASS]; /* of exited threads (the heap registry's lock), and frees past exit (atomic) */
 	_Atomic uint64_t slabs;
-	uintptr_t key; /* marks a freed object */
 	uvm_lock_t late_lock; /* late: the slab heap of threads past their exit */
 	struct slab_heap late;
 } sl = { .lock = UVM_LOCK_INIT, .late_lock = UVM_LOCK_INIT };
 
 size_t uvm__slab_max;
+uintptr_t uvm__slab_key;
+unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16 + 1];
 
 /* ------------------------------------------------------------ classes */
 
@@ -106,15 +95,6 @@ static unsigned class_for(size_t size, size_t align)
 }
 
 /* ------------------------------------------------------------- slabs */
-
-static struct slab *slab_of(const void *p)
-{
-	uintptr_t base = (uintptr_t)p & ~(SLAB_SIZE - 1);
-	va_slot_t *slot = arena_slot(base);
-	struct vmap_area *va = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
-
-	return va && va->va_start == base && (va->flags & VA_SLAB) ? (struct slab *)base : NULL;
-}
 
 static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 {
@@ -229,8 +209,10 @@ int slab_init(void)
 		list_init(&sl.orphans[c]);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	/* Not a secret, only unlikely to be user data: a per-process value with the low bit set. */
-	sl.key = ((uintptr_t)&sl * 0x9e3779b97f4a7c15ull) ^ ((uintptr_t)ts.tv_nsec << 17) ^ (uintptr_t)ts.tv_sec;
-	sl.key |= 1;
+	uvm__slab_key = ((uintptr_t)&sl * 0x9e3779b97f4a7c15ull) ^ ((uintptr_t)ts.tv_nsec << 17) ^ (uintptr_t)ts.tv_sec;
+	uvm__slab_key |= 1;
+	for (size_t i = 0; i <= SLAB_OBJ_MAX / 16; i++)
+		uvm__slab_class[i] = (unsigned char)class_of(i * 16);
 	slab_heap_init(&sl.late);
 	return 0;
 }
@@ -393,9 +375,11 @@ static void free_local(struct slab_heap *h, struct slab *s, void *p)
 		list_add(&s->link, &h->partial[s->cls]);
 		s->full = 0;
 	}
-	if (!s->used && s != h->cur[s->cls])
+	if (slab_emptied(h, s))
 		release_slab(s);
 }
+
+void slab_release_empty(struct slab *s) { release_slab(s); }
 
 static void free_remote(struct slab *s, void *p)
 {
@@ -406,14 +390,6 @@ static void free_remote(struct slab *s, void *p)
 	while (!atomic_compare_exchange_weak_explicit(&s->remote, &head, p, memory_order_release, memory_order_relaxed));
 }
 
-/* Whether off (below 64 KiB) is a multiple of the object size: exact with a 32-bit reciprocal for 16-bit offsets. */
-static bool on_boundary(const struct slab *s, size_t off)
-{
-	size_t index = (size_t)(((uint64_t)off * s->recip) >> 32);
-
-	return index * s->size == off;
-}
-
 static enum slab_ptr check(const void *p, struct slab **out)
 {
 	struct slab *s = slab_of(p);
@@ -422,9 +398,9 @@ static enum slab_ptr check(const void *p, struct slab **out)
 	if (!s)
 		return SLAB_NONE;
 	off = (size_t)((const char *)p - (const char *)s);
-	if (off < s->start || !on_boundary(s, off - s->start) || (const char *)p >= s->bump)
+	if (off < s->start || !slab_on_boundary(s, off - s->start) || (const char *)p >= s->bump)
 		return SLAB_BAD;
-	if (((const uintptr_t *)p)[1] == sl.key && already_free(s, p))
+	if (((const uintptr_t *)p)[1] == uvm__slab_key && already_free(s, p))
 		return SLAB_BAD;
 	*out = s;
 	return SLAB_LIVE;
@@ -449,7 +425,7 @@ enum slab_ptr slab_free(void *p)
 
 	if (what != SLAB_LIVE)
 		return what;
-	((uintptr_t *)p)[1] = sl.key;
+	((uintptr_t *)p)[1] = uvm__slab_key;
 	if (h && atomic_load_explicit(&s->owner, memory_order_relaxed) == h) {
 		free_local(h, s, p);
 		trace_snapshot(); /* a phase that only frees still sends snapshots */

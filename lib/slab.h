@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "util.h"
 #include "uvmalloc.h"
 
@@ -29,7 +30,20 @@
 #define SLAB_OBJ_MAX ((size_t)8 << 10)
 #define SLAB_CLASSES (8 + 4 * 6) /* 16..128 by 16, then 4 per power of two up to 8 KiB */
 
-struct slab;
+#define SLAB_HEADER 128
+
+/* A slab's header, in its first SLAB_HEADER bytes. */
+struct slab {
+	struct slab_heap *_Atomic owner; /* NULL: orphaned */
+	void *free;                      /* local free list, the owner's */
+	void *_Atomic remote;            /* frees by other threads */
+	char *bump, *end;                /* never-used objects */
+	unsigned used, size, cls, full;
+	unsigned start;                  /* offset of the first object: SLAB_HEADER, or the size's alignment up to a page */
+	uint32_t recip;                  /* ceil(2^32 / size): offsets divide by a multiply on free */
+	struct list_head link;           /* the owner's partial or full list, or an orphan list */
+	struct vmap_area *va;
+};
 
 /* One thread's slabs. */
 struct slab_heap {
@@ -60,6 +74,78 @@ static inline bool slab_serves(size_t size, size_t align)
 		return size <= uvm__slab_max;
 	return slab_serves_aligned(size, align);
 }
+extern uintptr_t uvm__slab_key;                               /* marks a freed object (its second word) */
+extern unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16 + 1]; /* class of sizes 16 (i - 1) + 1 .. 16 i, by i */
+
+/* The slab that p lies in, or NULL: the page map must name a slab area at p's 64 KiB boundary. */
+static inline struct slab *slab_of(const void *p)
+{
+	uintptr_t base = (uintptr_t)p & ~(SLAB_SIZE - 1);
+	va_slot_t *slot = arena_slot(base);
+	struct vmap_area *va = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+
+	return va && va->va_start == base && (va->flags & VA_SLAB) ? (struct slab *)base : NULL;
+}
+
+/* Whether off (below 64 KiB) is a multiple of the object size: exact with a 32-bit reciprocal for 16-bit offsets. */
+static inline bool slab_on_boundary(const struct slab *s, size_t off)
+{
+	size_t index = (size_t)(((uint64_t)off * s->recip) >> 32);
+
+	return index * s->size == off;
+}
+
+/*
+ * The owner's hit, as a leaf: an object of size bytes (1..UVM_SLAB_MAX,
+ * 16-byte aligned) popped from the free list of the class's current slab
+ * of h, or NULL (the caller takes slab_alloc's way).
+ */
+static inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
+{
+	unsigned c = uvm__slab_class[(size + 15) >> 4];
+	struct slab *s = h->cur[c];
+	void *p;
+
+	if (unlikely(!s || !(p = s->free)))
+		return NULL;
+	s->free = *(void **)p;
+	s->used++;
+	h->allocs[c]++;
+	((uintptr_t *)p)[1] = 0; /* no longer marked free */
+	return p;
+}
+
+/*
+ * The owner's free, as a leaf: p onto its slab's local free list when p is
+ * an object of a slab h owns that is neither marked free (slab_free checks
+ * those for sure) nor in a full slab (list moves); its slab, which the
+ * caller gives to slab_release_empty when it is now empty and not current.
+ * NULL (nothing done): slab_free decides.
+ */
+static inline struct slab *slab_free_hit(struct slab_heap *h, void *p)
+{
+	struct slab *s = slab_of(p);
+	size_t off;
+
+	if (!s || atomic_load_explicit(&s->owner, memory_order_relaxed) != h || s->full ||
+	    ((uintptr_t *)p)[1] == uvm__slab_key)
+		return NULL;
+	off = (size_t)((char *)p - (char *)s);
+	if (off < s->start || !slab_on_boundary(s, off - s->start) || (char *)p >= s->bump)
+		return NULL;
+	((uintptr_t *)p)[1] = uvm__slab_key;
+	*(void **)p = s->free;
+	s->free = p;
+	s->used--;
+	h->frees[s->cls]++;
+	return s;
+}
+
+/* Whether s, just freed into by its owner h, is empty and not the current slab of its class: to be released. */
+static inline bool slab_emptied(const struct slab_heap *h, const struct slab *s) { return !s->used && s != h->cur[s->cls]; }
+/* Give an emptied slab back (slab_emptied). */
+void slab_release_empty(struct slab *s);
+
 /* An object of at least size bytes aligned to align, for a request slab_serves; NULL when out of memory. */
 void *slab_alloc(size_t size, size_t align);
 /* What a pointer is to the slabs. */

@@ -21,18 +21,21 @@ lo=20000 hi=120000
 total() { # preload kind size loops -> instructions
 	out=$(mktemp)
 	env ${1:+LD_PRELOAD=$1} valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" "$2" "$3" "$4" >/dev/null 2>&1
-	awk '/^summary:/ { print $2 }' "$out"
+	n=$(awk '/^summary:/ { print $2 }' "$out")
 	rm -f "$out"
+	[ -n "$n" ] || { echo "hotpath.sh: callgrind failed on $2 $3 ${1:+under $1}" >&2; exit 1; }
+	echo "$n"
 }
 
 per_pair() { # preload kind size
-	a=$(total "$1" "$2" "$3" $lo)
-	b=$(total "$1" "$2" "$3" $hi)
+	a=$(total "$1" "$2" "$3" $lo) || exit 1
+	b=$(total "$1" "$2" "$3" $hi) || exit 1
 	echo $(( (b - a) / (hi - lo) ))
 }
 
-loop=$(per_pair '' null 64)
+loop=$(per_pair '' null 64) || exit 1
 row() { # label count
+	[ -n "$2" ] || exit 1
 	printf '%-28s %8s %8s\n' "$1" "$2" $(($2 - loop))
 }
 
