@@ -115,7 +115,7 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 	va->heap = uvm__pcp_high_max ? h : NULL; /* without caches, no heap takes frees in */
 	va->cache = NULL;
 	vn_busy_insert(va);
-	pcp_count_alloc(h, area_usable(va));
+	pcp_count_alloc(h, va_pages(va));
 	trace_snapshot();
 	return va;
 }
@@ -125,7 +125,7 @@ static uvm_noinline void free_foreign(struct heap *h, struct vmap_area *va)
 {
 	LIST_HEAD(one);
 
-	pcp_count_free(h, area_usable(va));
+	pcp_count_free(h, va_pages(va));
 	va->cache = NULL; /* in no cache: the inbox's areas are not to be merged */
 	if (va->heap && pcp_give_back(va))
 		return;
@@ -206,7 +206,7 @@ static int shrink(struct vmap_area *va, uintptr_t new_end)
 	if (!tail)
 		return ENOMEM;
 	vn_busy_split(va, new_end, tail);
-	pcp_count_alloc(uvm__heap, area_usable(tail)); /* the tail is freed as an area of its own: keep allocs - frees = live */
+	pcp_count_alloc(uvm__heap, va_pages(tail)); /* the tail is freed as an area of its own: keep allocs - frees = live */
 	area_free(tail);
 	return 0;
 }

@@ -84,8 +84,8 @@ static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node
 /* The area in a busy tree that starts at addr (live or cached), or NULL. */
 static inline struct vmap_area *area_at(uintptr_t addr)
 {
-	va_slot_t *slot = addr & (UVM_PAGE_SIZE - 1) ? NULL : arena_slot(addr);
-	struct vmap_area *va = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+	struct region *r = addr & (UVM_PAGE_SIZE - 1) ? NULL : region_of(addr);
+	struct vmap_area *va = r ? atomic_load_explicit(&r->map[(addr - r->base) >> UVM_PAGE_SHIFT], memory_order_acquire) : NULL;
 
 	/* A stale slot may name a recycled object: objects are never unmapped, so reading it is safe. */
 	return va && va->va_start == addr ? va : NULL;
@@ -106,7 +106,7 @@ static inline bool area_free_own(uintptr_t addr)
 	if (!va || va->heap != h || atomic_load_explicit(&va->live, memory_order_relaxed) != VA_LIVE_BIN ||
 	    !heap_try_enter(h))
 		return false;
-	if (unlikely(h->pcp.pages + va_pages(va) > h->pcp.high)) {
+	if (unlikely(h->pcp.pages >= h->pcp.high)) { /* over by at most one area until the next free drains */
 		heap_leave(h);
 		return false;
 	}

@@ -36,9 +36,13 @@ extern _Atomic int uvm__nr_regions;
 
 static inline struct region *region_of(uintptr_t addr)
 {
-	int n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
+	int n;
 
-	for (int i = 0; i < n; i++)
+	/* Most programs never need a second region: the first is tried before the count is read. */
+	if (likely(addr - uvm__regions[0].base < uvm__regions[0].end - uvm__regions[0].base))
+		return &uvm__regions[0];
+	n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
+	for (int i = 1; i < n; i++)
 		if (addr - uvm__regions[i].base < uvm__regions[i].end - uvm__regions[i].base)
 			return &uvm__regions[i];
 	return NULL;

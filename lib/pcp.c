@@ -46,8 +46,8 @@
 
 static struct {
 	/* Counters of exited threads (the heap registry's lock) and of threads past their exit (atomics). */
-	uint64_t hits, misses, allocs, frees, drained, alloc_bytes, free_bytes;
-	_Atomic uint64_t stray_allocs, stray_frees, stray_alloc_bytes, stray_free_bytes;
+	uint64_t hits, misses, allocs, frees, drained, alloc_pages, free_pages;
+	_Atomic uint64_t stray_allocs, stray_frees, stray_alloc_pages, stray_free_pages;
 	unsigned nodes;
 	_Atomic uint64_t next_decay;
 } reg;
@@ -76,14 +76,6 @@ static void unlink_cached(struct pcp *p, struct vmap_area *va)
 static void link_cached(struct pcp *p, struct vmap_area *va)
 {
 	pcp_link(p, &p->nodes[va_nid(va)], list_index(va_pages(va)), va);
-}
-
-void pcp_mark_bin(struct pcp *p, const struct vmap_area *va)
-{
-	size_t i = va_pages(va);
-
-	p->nodes[va_nid(va)].lists[i].marked = 1;
-	p->nodes[va_nid(va)].binmap[i / 64] |= 1ull << (i % 64);
 }
 
 /* Whether va rests in one of p's lists (not live: a live area's cache names the bin it will go back to). */
@@ -234,8 +226,8 @@ void pcp_heap_fold(struct pcp *p)
 	reg.allocs += p->hits + p->allocs; /* the process's count is of all allocations */
 	reg.frees += p->frees;
 	reg.drained += p->drained;
-	reg.alloc_bytes += p->alloc_bytes;
-	reg.free_bytes += p->free_bytes;
+	reg.alloc_pages += p->alloc_pages;
+	reg.free_pages += p->free_pages;
 }
 
 size_t pcp_lists_size(unsigned nodes) { return (size_t)nodes * sizeof(struct pcp_node); }
@@ -248,9 +240,6 @@ int pcp_init(unsigned nodes)
 }
 
 /* ------------------------------------------------------- trims, merges */
-
-/* Usable bytes of an area (its guard page left out): what the byte counters count. */
-static size_t usable(const struct vmap_area *va) { return va_size(va) - UVM_PAGE_SIZE; }
 
 /* The pages a hit on va for pages keeps: a one-page tail could never serve an area (a guard and nothing usable). */
 static size_t kept_pages(const struct vmap_area *va, size_t pages) { return va_pages(va) < pages + 2 ? va_pages(va) : pages; }
@@ -356,7 +345,7 @@ bool pcp_absorb_next(struct heap *h, struct vmap_area *va, uintptr_t end)
 		return false;
 	heap_enter(h);
 	unlink_cached(p, next);
-	p->alloc_bytes += va_size(next); /* live bytes grow by all of it, its guard page included */
+	p->alloc_pages += va_pages(next); /* live bytes grow by all of it, its guard page included: no area more */
 	heap_leave(h);
 	os_guard_remove(va->va_end - UVM_PAGE_SIZE, UVM_PAGE_SIZE);
 	va->flags |= next->flags & (VA_HUGE | VA_MOVED | VA_REUSED);
@@ -377,7 +366,7 @@ bool pcp_put(struct heap *h, struct vmap_area *va)
 	LIST_HEAD(out);
 
 	if (pages > uvm__pcp_high_max) {
-		pcp_count_free(h, usable(va));
+		pcp_count_free(h, pages);
 		return false;
 	}
 	heap_enter(h);
@@ -386,7 +375,7 @@ bool pcp_put(struct heap *h, struct vmap_area *va)
 		pcp_push(p, va);
 	} else {
 		p->frees++;
-		p->free_bytes += usable(va);
+		p->free_pages += pages;
 		merge_next(p, va);
 		link_cached(p, va);
 	}
@@ -472,7 +461,7 @@ struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t ali
 	va = search(p, nid, pages, align);
 	if (va) {
 		p->hits++;
-		p->alloc_bytes += (kept_pages(va, pages) - 1) << UVM_PAGE_SHIFT;
+		p->alloc_pages += kept_pages(va, pages);
 	} else {
 		p->misses++;
 		p->missed += pages;
@@ -489,19 +478,19 @@ struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t ali
 }
 
 /* Counted in the thread's own heap, or in shared atomics once the thread is past its exit. */
-static void count_op(struct heap *h, bool alloc, size_t bytes)
+static void count_op(struct heap *h, bool alloc, size_t pages)
 {
 	if (!h) {
 		atomic_fetch_add_explicit(alloc ? &reg.stray_allocs : &reg.stray_frees, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(alloc ? &reg.stray_alloc_bytes : &reg.stray_free_bytes, bytes, memory_order_relaxed);
+		atomic_fetch_add_explicit(alloc ? &reg.stray_alloc_pages : &reg.stray_free_pages, pages, memory_order_relaxed);
 		return;
 	}
 	*(alloc ? &h->pcp.allocs : &h->pcp.frees) += 1;
-	*(alloc ? &h->pcp.alloc_bytes : &h->pcp.free_bytes) += bytes;
+	*(alloc ? &h->pcp.alloc_pages : &h->pcp.free_pages) += pages;
 }
 
-void pcp_count_alloc(struct heap *h, size_t bytes) { count_op(h, true, bytes); }
-void pcp_count_free(struct heap *h, size_t bytes) { count_op(h, false, bytes); }
+void pcp_count_alloc(struct heap *h, size_t pages) { count_op(h, true, pages); }
+void pcp_count_free(struct heap *h, size_t pages) { count_op(h, false, pages); }
 
 /* ------------------------------------------------------------- decay */
 
@@ -596,13 +585,15 @@ static void stats_one(struct heap *h, void *arg)
 	const struct pcp *p = &h->pcp;
 	struct uvm_stats *st = arg;
 
-	st->allocs += word(&p->hits) + word(&p->allocs);
-	st->frees += word(&p->frees);
+	uint64_t allocs = word(&p->hits) + word(&p->allocs), frees = word(&p->frees);
+
+	st->allocs += allocs;
+	st->frees += frees;
 	st->cache_hits += word(&p->hits);
 	st->cache_misses += word(&p->misses);
 	st->cache_drained += word(&p->drained);
-	st->area_alloc_bytes += word(&p->alloc_bytes);
-	st->area_free_bytes += word(&p->free_bytes);
+	st->area_alloc_bytes += (word(&p->alloc_pages) - allocs) << UVM_PAGE_SHIFT;
+	st->area_free_bytes += (word(&p->free_pages) - frees) << UVM_PAGE_SHIFT;
 	st->cached_bytes += __atomic_load_n(&p->pages, __ATOMIC_RELAXED) << UVM_PAGE_SHIFT;
 	for (unsigned nid = 0; nid < reg.nodes; nid++)
 		for (unsigned i = 0; i < PCP_LISTS; i++)
@@ -613,13 +604,18 @@ void pcp_stats(struct uvm_stats *st)
 {
 	/* Exited threads' totals, read as words (a thread exiting now may count twice or not at all). */
 	heap_for_each_live(stats_one, st);
-	st->allocs += reg.allocs + atomic_load_explicit(&reg.stray_allocs, memory_order_relaxed);
-	st->frees += reg.frees + atomic_load_explicit(&reg.stray_frees, memory_order_relaxed);
+	uint64_t allocs = reg.allocs + atomic_load_explicit(&reg.stray_allocs, memory_order_relaxed);
+	uint64_t frees = reg.frees + atomic_load_explicit(&reg.stray_frees, memory_order_relaxed);
+
+	st->allocs += allocs;
+	st->frees += frees;
 	st->cache_hits += reg.hits;
 	st->cache_misses += reg.misses;
 	st->cache_drained += reg.drained;
-	st->area_alloc_bytes += reg.alloc_bytes + atomic_load_explicit(&reg.stray_alloc_bytes, memory_order_relaxed);
-	st->area_free_bytes += reg.free_bytes + atomic_load_explicit(&reg.stray_free_bytes, memory_order_relaxed);
+	st->area_alloc_bytes +=
+		(reg.alloc_pages + atomic_load_explicit(&reg.stray_alloc_pages, memory_order_relaxed) - allocs) << UVM_PAGE_SHIFT;
+	st->area_free_bytes +=
+		(reg.free_pages + atomic_load_explicit(&reg.stray_free_pages, memory_order_relaxed) - frees) << UVM_PAGE_SHIFT;
 }
 
 void pcp_describe(struct uvm_descriptor *d)

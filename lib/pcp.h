@@ -54,7 +54,8 @@ struct pcp {
 	uint64_t ops_at_decay;
 	uint64_t hits, misses, frees, drained;
 	uint64_t allocs;                              /* those the cache missed: hits + allocs is all of them */
-	uint64_t alloc_bytes, free_bytes;             /* usable bytes of the areas handed out and freed */
+	uint64_t alloc_pages, free_pages; /* of the areas handed out and freed, guard pages included: the usable bytes
+					   * are (pages - areas) pages, so a hit adds a page count it has already */
 	/*
 	 * Area objects that trims take and merges give back, so the thread's
 	 * splits and joins stay off the metadata lock (shared by all threads).
@@ -109,7 +110,7 @@ static inline struct vmap_area *pcp_pop(struct pcp *p, unsigned nid, size_t page
 	l->count--;
 	p->pages -= pages;
 	p->hits++;
-	p->alloc_bytes += (pages - 1) << UVM_PAGE_SHIFT;
+	p->alloc_pages += pages;
 	return va;
 }
 
@@ -119,7 +120,6 @@ static inline struct pcp_list *pcp_bin_of(struct pcp *p, const struct vmap_area 
 	return &p->nodes[va_nid(va)].lists[va_pages(va)];
 }
 
-void pcp_mark_bin(struct pcp *p, const struct vmap_area *va);
 
 /*
  * The owner's free of its own area of fewer than PCP_BIN_PAGES pages onto
@@ -133,11 +133,13 @@ static inline void pcp_push(struct pcp *p, struct vmap_area *va)
 
 	list_add(&va->list, &l->head);
 	l->count++;
-	if (unlikely(!l->marked))
-		pcp_mark_bin(p, va);
+	if (unlikely(!l->marked)) { /* in line: a call would cost the leaf its registers */
+		l->marked = 1;
+		p->nodes[va_nid(va)].binmap[pages / 64] |= 1ull << (pages % 64);
+	}
 	p->pages += pages;
 	p->frees++;
-	p->free_bytes += (pages - 1) << UVM_PAGE_SHIFT;
+	p->free_pages += pages;
 }
 
 /*
@@ -157,9 +159,9 @@ bool pcp_put(struct heap *h, struct vmap_area *va);
  * frees va to the node.
  */
 bool pcp_give_back(struct vmap_area *va);
-/* Count an allocation or free that did not go through the cache (so stats stay exact); h may be NULL. */
-void pcp_count_alloc(struct heap *h, size_t bytes);
-void pcp_count_free(struct heap *h, size_t bytes);
+/* Count an allocation or free of an area of pages pages that did not go through the cache (so stats stay exact); h may be NULL. */
+void pcp_count_alloc(struct heap *h, size_t pages);
+void pcp_count_free(struct heap *h, size_t pages);
 
 /* Decay every thread's high watermark once PCP_DECAY_NS has passed since the last time; slow paths call it. */
 void pcp_decay_maybe(void);

@@ -81,8 +81,8 @@ extern unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16 + 1]; /* class of sizes 1
 static inline struct slab *slab_of(const void *p)
 {
 	uintptr_t base = (uintptr_t)p & ~(SLAB_SIZE - 1);
-	va_slot_t *slot = arena_slot(base);
-	struct vmap_area *va = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+	struct region *r = region_of(base);
+	struct vmap_area *va = r ? atomic_load_explicit(&r->map[(base - r->base) >> UVM_PAGE_SHIFT], memory_order_acquire) : NULL;
 
 	return va && va->va_start == base && (va->flags & VA_SLAB) ? (struct slab *)base : NULL;
 }
