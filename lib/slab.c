@@ -16,8 +16,12 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "area.h"
 #include "arena.h"
@@ -30,7 +34,30 @@
 
 #define NCLASS SLAB_CLASSES
 
-_Static_assert(sizeof(struct slab) <= SLAB_HEADER, "slab header outgrew its room");
+_Static_assert(sizeof(struct slab) <= SLAB_HEADER - sizeof(uintptr_t), "slab header outgrew its room");
+
+/* The header's last word, right before the room of the first object: an underflow of it lands here first. */
+static uintptr_t *canary_of(const struct slab *s) { return (uintptr_t *)((char *)s + SLAB_HEADER) - 1; }
+static uintptr_t canary_value(const struct slab *s) { return ~(s->mask * 0x9e3779b97f4a7c15ull); }
+
+void slab_corrupt(const struct slab *s, const char *what, const void *where)
+{
+	char msg[160];
+	int n = snprintf(msg, sizeof(msg), "uvmalloc: corrupted %s in slab %p at %p (a write past a block or after its free)\n",
+			 what, (const void *)s, where);
+
+	if (n > 0 && write(2, msg, (size_t)n) < 0)
+		abort();
+	abort();
+}
+
+/* Before a slow path trusts a header: its canary, then its list heads. */
+static void check_header(const struct slab *s)
+{
+	if (*canary_of(s) != canary_value(s) || s->mask != (uvm__slab_key ^ (uintptr_t)s) ||
+	    !slab_link_ok(s, s->free) || !slab_link_ok(s, atomic_load_explicit(&s->remote, memory_order_relaxed)))
+		slab_corrupt(s, "header", s);
+}
 
 static struct {
 	uvm_lock_t lock; /* the orphan lists */
@@ -110,6 +137,8 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	atomic_store_explicit(&s->owner, h, memory_order_relaxed);
 	atomic_store_explicit(&s->remote, NULL, memory_order_relaxed);
 	s->free = NULL;
+	s->mask = uvm__slab_key ^ (uintptr_t)s;
+	*canary_of(s) = canary_value(s);
 	s->size = (unsigned)class_size(cls);
 	s->recip = (uint32_t)(((1ull << 32) + s->size - 1) / s->size);
 	s->cls = cls;
@@ -124,8 +153,10 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 
 static void release_slab(struct slab *s)
 {
-	struct vmap_area *va = s->va;
+	struct vmap_area *va;
 
+	check_header(s);
+	va = s->va;
 	list_del(&s->link);
 	atomic_fetch_sub_explicit(&sl.slabs, 1, memory_order_relaxed);
 	UVM_TRACE(slab_release, s->size);
@@ -139,10 +170,13 @@ static void collect(struct slab *s)
 {
 	void *r = atomic_exchange_explicit(&s->remote, NULL, memory_order_acquire);
 
+	check_header(s);
 	while (r) {
-		void *next = *(void **)r;
+		void *next = slab_link(s, r);
 
-		*(void **)r = s->free;
+		if (!slab_link_ok(s, next))
+			slab_corrupt(s, "remote free list", r);
+		slab_set_link(s, r, s->free);
 		s->free = r;
 		s->used--;
 		r = next;
@@ -207,9 +241,11 @@ int slab_init(void)
 	uvm__slab_max = (size_t)option(OPT_SLAB_MAX);
 	for (unsigned c = 0; c < NCLASS; c++)
 		list_init(&sl.orphans[c]);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	/* Not a secret, only unlikely to be user data: a per-process value with the low bit set. */
-	uvm__slab_key = ((uintptr_t)&sl * 0x9e3779b97f4a7c15ull) ^ ((uintptr_t)ts.tv_nsec << 17) ^ (uintptr_t)ts.tv_sec;
+	/* Random per process: it marks freed objects and keys the free lists' safe-linking. */
+	if (getrandom(&uvm__slab_key, sizeof(uvm__slab_key), GRND_NONBLOCK) != (ssize_t)sizeof(uvm__slab_key)) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uvm__slab_key = ((uintptr_t)&sl * 0x9e3779b97f4a7c15ull) ^ ((uintptr_t)ts.tv_nsec << 17) ^ (uintptr_t)ts.tv_sec;
+	}
 	uvm__slab_key |= 1;
 	for (size_t i = 0; i <= SLAB_OBJ_MAX / 16; i++)
 		uvm__slab_class[i] = (unsigned char)class_of(i * 16);
@@ -292,9 +328,12 @@ static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
 		h->cur[c] = s;
 		trace_snapshot();
 	}
+	check_header(s);
 	if (s->free) {
 		p = s->free;
-		s->free = *(void **)p;
+		s->free = slab_link(s, p);
+		if (!slab_link_ok(s, s->free))
+			slab_corrupt(s, "free list", p);
 	} else {
 		p = s->bump;
 		s->bump += s->size;
@@ -309,7 +348,9 @@ static void *alloc_in(struct slab_heap *h, unsigned c)
 
 	if (likely(s && s->free)) {
 		p = s->free;
-		s->free = *(void **)p;
+		s->free = slab_link(s, p);
+		if (unlikely(!slab_link_ok(s, s->free)))
+			slab_corrupt(s, "free list", p);
 	} else if (!(p = alloc_slow(h, c))) {
 		return NULL;
 	}
@@ -349,7 +390,7 @@ static bool on_list(const struct slab *s, const void *p, const void *list)
 {
 	const char *lo = (const char *)s + s->start, *hi = (const char *)s + SLAB_SIZE;
 
-	for (size_t steps = SLAB_SIZE / s->size; list && steps; steps--, list = *(void *const *)list) {
+	for (size_t steps = SLAB_SIZE / s->size; list && steps; steps--, list = slab_link(s, list)) {
 		if ((const char *)list < lo || (const char *)list >= hi)
 			return false;
 		if (list == p)
@@ -366,7 +407,8 @@ static bool already_free(struct slab *s, const void *p)
 
 static void free_local(struct slab_heap *h, struct slab *s, void *p)
 {
-	*(void **)p = s->free;
+	check_header(s);
+	slab_set_link(s, p, s->free);
 	s->free = p;
 	s->used--;
 	h->frees[s->cls]++;
@@ -386,7 +428,7 @@ static void free_remote(struct slab *s, void *p)
 	void *head = atomic_load_explicit(&s->remote, memory_order_relaxed);
 
 	do
-		*(void **)p = head;
+		slab_set_link(s, p, head);
 	while (!atomic_compare_exchange_weak_explicit(&s->remote, &head, p, memory_order_release, memory_order_relaxed));
 }
 

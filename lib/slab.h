@@ -43,6 +43,7 @@ struct slab {
 	uint32_t recip;                  /* ceil(2^32 / size): offsets divide by a multiply on free */
 	struct list_head link;           /* the owner's partial or full list, or an orphan list */
 	struct vmap_area *va;
+	uintptr_t mask;                  /* free-list links are stored xor this (safe-linking): uvm__slab_key ^ slab */
 };
 
 /* One thread's slabs. */
@@ -77,6 +78,33 @@ static inline bool slab_serves(size_t size, size_t align)
 extern uintptr_t uvm__slab_key;                               /* marks a freed object (its second word) */
 extern unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16 + 1]; /* class of sizes 16 (i - 1) + 1 .. 16 i, by i */
 
+/*
+ * Safe-linking, as glibc's: a free object's link to the next is stored xor
+ * its slab's mask, which mixes a per-process random key with the slab's
+ * address, so that a stray write (a use after free, an overflow into a
+ * freed neighbour) cannot plant a pointer malloc would hand out.  The
+ * stored word is also rotated by half its width, so that an overflow of its
+ * first bytes lands in the high half of the pointer.  Every link read is
+ * checked to lie on a 16-byte boundary inside the slab, past its header,
+ * before it is used; a bad one aborts naming the slab (slab_corrupt).
+ */
+static inline uintptr_t slab_rot(uintptr_t v) { return (v >> 32) | (v << 32); }
+static inline void *slab_link(const struct slab *s, const void *obj) { return (void *)(slab_rot(*(const uintptr_t *)obj) ^ s->mask); }
+static inline void slab_set_link(const struct slab *s, void *obj, const void *next)
+{
+	*(uintptr_t *)obj = slab_rot((uintptr_t)next ^ s->mask);
+}
+
+/* next is NULL (the list's end), or 16-byte aligned inside s past its header: one rotate folds both tests. */
+static inline bool slab_link_ok(const struct slab *s, const void *next)
+{
+	uintptr_t off = ((uintptr_t)next ^ (uintptr_t)s) - SLAB_HEADER;
+
+	return !next || ((off >> 4) | (off << 60)) < (SLAB_SIZE - SLAB_HEADER) / 16;
+}
+
+__attribute__((noreturn, cold)) void slab_corrupt(const struct slab *s, const char *what, const void *where);
+
 /* The slab that p lies in, or NULL: the page map must name a slab area at p's 64 KiB boundary. */
 static inline struct slab *slab_of(const void *p)
 {
@@ -104,11 +132,14 @@ static inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
 {
 	unsigned c = uvm__slab_class[(size + 15) >> 4];
 	struct slab *s = h->cur[c];
-	void *p;
+	void *p, *next;
 
 	if (unlikely(!s || !(p = s->free)))
 		return NULL;
-	s->free = *(void **)p;
+	next = slab_link(s, p);
+	if (unlikely(!slab_link_ok(s, next)))
+		slab_corrupt(s, "free list", p);
+	s->free = next;
 	s->used++;
 	h->allocs[c]++;
 	((uintptr_t *)p)[1] = 0; /* no longer marked free */
@@ -134,7 +165,7 @@ static inline struct slab *slab_free_hit(struct slab_heap *h, void *p)
 	if (off < s->start || !slab_on_boundary(s, off - s->start) || (char *)p >= s->bump)
 		return NULL;
 	((uintptr_t *)p)[1] = uvm__slab_key;
-	*(void **)p = s->free;
+	slab_set_link(s, p, s->free);
 	s->free = p;
 	s->used--;
 	h->frees[s->cls]++;

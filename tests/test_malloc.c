@@ -508,3 +508,94 @@ Test(malloc, late_thread_exit_destructor_allocates)
 		      (unsigned long long)mid.slabs, (unsigned long long)after.slabs);
 	pthread_key_delete(late_key);
 }
+
+/*
+ * Heap metadata inside freed objects (safe-linking): a stray write into a
+ * freed object's link (a use after free, an overflow into a freed
+ * neighbour, an underflow into a slab's header) aborts with a message that
+ * names the corruption, instead of handing out a planted pointer or
+ * crashing.
+ */
+static char planted[64] __attribute__((aligned(16)));
+/* Through volatile pointers: the compiler may drop a malloc whose result is unused, or a write after free. */
+static void *(*volatile xmalloc)(size_t) = M(malloc);
+static void (*volatile xfree)(void *) = M(free);
+
+static void scribble(void *p, int c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		((volatile char *)p)[i] = (char)c;
+}
+
+static void uaf_plants_a_pointer(void *arg)
+{
+	char *p = xmalloc(32), *q = xmalloc(32);
+
+	(void)arg;
+	xfree(p);
+	xfree(q);
+	*(void *volatile *)q = planted; /* a use after free writes an address where the link was */
+	p = xmalloc(32);
+	q = xmalloc(32);
+	if (p == planted || q == planted)
+		_exit(3); /* the planted address was handed out */
+}
+
+static void uaf_writes_bytes(void *arg)
+{
+	char *p = xmalloc(64), *q = xmalloc(64);
+
+	(void)arg;
+	xfree(p);
+	xfree(q);
+	scribble(q, 'G', 64);
+	/* q's slab may not be the class's current one (the runtime allocates too): allocate until it is used. */
+	for (int i = 0; i < 10000; i++)
+		if (!xmalloc(64))
+			_exit(4);
+}
+
+static void overflow_into_freed_neighbour(void *arg)
+{
+	size_t n = (size_t)arg;
+	char *a = xmalloc(48), *b = xmalloc(48);
+
+	if (b != a + 48)
+		_exit(4); /* the layout this case needs */
+	xfree(b);
+	scribble(a, 'A', 48 + n);
+	a = xmalloc(48);
+	b = xmalloc(48);
+	if (a && b)
+		_exit(3); /* both served from a corrupted list */
+}
+
+static void underflow_into_slab_header(void *arg)
+{
+	char *first = NULL, *p;
+
+	(void)arg;
+	/* The first object of a fresh slab: 128 bytes past a 64 KiB boundary. */
+	for (int n = 0; !first && n < 4096; n++)
+		if (((uintptr_t)(p = xmalloc(48)) & 0xffff) == 128)
+			first = p;
+	if (!first)
+		_exit(4);
+	scribble(first - 64, 'U', 64);
+	/* Fill the slab so that it is full and no longer current, then free into it: a slow path reads its header. */
+	for (int i = 0; i < 2000; i++)
+		if (!xmalloc(48))
+			_exit(4);
+	xfree(first);
+	xfree(first + 48);
+}
+
+Test(malloc, freed_objects_links_are_checked)
+{
+	expect_death(uaf_plants_a_pointer, NULL, SIGABRT, "uvmalloc: corrupted free list in slab 0x");
+	expect_death(uaf_writes_bytes, NULL, SIGABRT, "uvmalloc: corrupted free list in slab 0x");
+	expect_death(overflow_into_freed_neighbour, (void *)1, SIGABRT, "uvmalloc: corrupted free list in slab 0x");
+	expect_death(overflow_into_freed_neighbour, (void *)8, SIGABRT, "uvmalloc: corrupted free list in slab 0x");
+	expect_death(overflow_into_freed_neighbour, (void *)64, SIGABRT, "uvmalloc: corrupted");
+	expect_death(underflow_into_slab_header, NULL, SIGABRT, "uvmalloc: corrupted header in slab 0x");
+}
