@@ -118,6 +118,10 @@ class Areas(unittest.TestCase):
             p.terminate()
             out = p.communicate(timeout=10)[0]
             self.assertGreaterEqual(out.count("summary:"), 3)
+            for bad in ("nan", "inf", "1e30", "0", "-1", "2x"):
+                rc, _, err = vminfo("--summary", "--watch", bad, t.p.pid)
+                self.assertEqual(rc, 2, bad)
+                self.assertIn("--watch takes a number of seconds", err)
 
 
 class Errors(unittest.TestCase):

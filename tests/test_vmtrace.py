@@ -101,10 +101,23 @@ for args, code, words in (
         (["--lib", "/nonexistent/libuvmalloc.so.0", "-d", "0.1"], 6, "library not found"),
         (["-p", str(os.getpid()), "-d", "0.1"], 6, "maps no libuvmalloc"),
         (["--bogus"], 2, "unknown"),
-        (["-i", "0"], 2, "usage")):
+        (["-i", "0"], 2, "-i needs a number of seconds"),
+        (["-i", "1e30"], 2, "-i needs a number of seconds"),
+        (["--sample", "-1"], 2, "--sample needs a whole number"),
+        (["--sample", "99999999999"], 2, "--sample needs a whole number"),
+        (["-d", "nan"], 2, "-d needs a number of seconds"),
+        (["-d", "inf"], 2, "-d needs a number of seconds"),
+        (["-p", "0"], 2, "-p needs a process id"),
+        (["-p", "12x"], 2, "-p needs a process id"),
+        (["-d", "5", "--", "/nonexistent/cmd"], 127, "cannot run /nonexistent/cmd")):
     r = run(args)
     if r.returncode != code or words not in r.stderr:
         fail("vmtrace %s: exit %d, expected %d with %r: %s" % (" ".join(args), r.returncode, code, words, r.stderr))
+# A traced command's own exit status is vmtrace's (128 + N for signal N).
+for cmd, code in ((["sh", "-c", "exit 7"], 7), (["sh", "-c", "kill -TERM $$"], 128 + 15)):
+    r = run(["-i", "10", "--"] + cmd)
+    if r.returncode != code:
+        fail("vmtrace -- %s: exit %d, expected the command's %d" % (" ".join(cmd), r.returncode, code))
 # Unprivileged = this same user with every capability dropped, so nothing depends on who may read the checkout.
 r = subprocess.run(["setpriv", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all",
                     vmtrace, "-d", "0.1"], capture_output=True, text=True, timeout=60)

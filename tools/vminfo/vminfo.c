@@ -74,7 +74,11 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'w':
 			o->watch = strtod(optarg, &end);
-			if (*end || o->watch <= 0) { fprintf(stderr, "vminfo: --watch takes a positive number of seconds\n"); return 2; }
+			/* NaN fails the first test, infinity and absurd periods the second. */
+			if (*end || end == optarg || !(o->watch > 0) || o->watch > 86400.0 * 366) {
+				fprintf(stderr, "vminfo: --watch takes a number of seconds above 0, at most a year, not %s\n", optarg);
+				return 2;
+			}
 			break;
 		case 'g': o->svg = optarg; break;
 		case 'h': usage(stdout); exit(0);

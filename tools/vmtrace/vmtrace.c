@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,9 @@ static void usage(FILE *f)
 		   "  --sample N    time and report one allocation in N (sizes, latency, call sites); default 0 = off\n"
 		   "  --lib PATH    the libuvmalloc.so.0 to trace (default: the process's, or the one vmtrace was built with)\n"
 		   "exit status: 0 done, 1 failed, 2 usage, 3 not permitted (needs root or CAP_SYS_ADMIN),\n"
-		   "  4 kernel without BTF or uprobes, 5 no such process, 6 library not found\n");
+		   "  4 kernel without BTF or uprobes, 5 no such process, 6 library not found;\n"
+		   "  with -- COMMAND: the command's own status (128 + N when signal N ended it), 127 when it\n"
+		   "  could not be started, 0 when -d or Ctrl-C left it running\n");
 }
 
 static int fail(int code, const char *fmt, const char *arg)
@@ -71,12 +74,33 @@ static int fail(int code, const char *fmt, const char *arg)
 	return code;
 }
 
+/* A whole decimal number in [min, max], nothing else (no sign, no junk, no overflow). */
+static bool parse_count(const char *v, unsigned long long min, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	return *v >= '0' && *v <= '9' && !*end && !errno && *out >= min && *out <= max;
+}
+
+/* A finite number of seconds in [min, max]. */
+static bool parse_seconds(const char *v, double min, double max, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(v, &end);
+	return end != v && !*end && !errno && *out >= min && *out <= max; /* NaN fails every comparison */
+}
+
+#define MAX_SECONDS (86400.0 * 366 * 10)
+
 static int parse(int argc, char **argv, struct options *o)
 {
 	*o = (struct options){ .interval = 1 };
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		char *end = NULL;
 
 		if (!strcmp(a, "--")) {
 			o->command = &argv[i + 1];
@@ -87,28 +111,36 @@ static int parse(int argc, char **argv, struct options *o)
 			usage(stdout);
 			exit(0);
 		} else if (v && !strcmp(a, "-p")) {
-			o->pid = (pid_t)strtol(v, &end, 10);
+			unsigned long long pid;
+
+			if (!parse_count(v, 1, INT32_MAX, &pid))
+				return fail(EXIT_USAGE, "-p needs a process id (a whole number from 1), not %s", v);
+			o->pid = (pid_t)pid;
+			i++;
 		} else if (v && !strcmp(a, "-i")) {
-			o->interval = strtod(v, &end);
+			if (!parse_seconds(v, 0.01, MAX_SECONDS, &o->interval))
+				return fail(EXIT_USAGE, "-i needs a number of seconds from 0.01, not %s", v);
+			i++;
 		} else if (v && !strcmp(a, "-d")) {
-			o->duration = strtod(v, &end);
+			if (!parse_seconds(v, 0, MAX_SECONDS, &o->duration))
+				return fail(EXIT_USAGE, "-d needs a number of seconds from 0 (0 = until the end), not %s", v);
+			i++;
 		} else if (v && !strcmp(a, "--sample")) {
-			o->sample = (unsigned)strtoul(v, &end, 10);
+			unsigned long long n;
+
+			if (!parse_count(v, 0, 1ull << 31, &n))
+				return fail(EXIT_USAGE, "--sample needs a whole number from 0 to 2147483648, not %s", v);
+			o->sample = (unsigned)n;
+			i++;
 		} else if (v && !strcmp(a, "--lib")) {
 			o->lib = v;
-			end = "";
+			i++;
 		} else {
 			usage(stderr);
 			return fail(EXIT_USAGE, "unknown or incomplete argument %s", a);
 		}
-		if (end) {
-			if (*end || end == v)
-				return fail(EXIT_USAGE, "%s needs a number", a);
-			i++;
-		}
 	}
-	if (o->pid < 0 || !(o->interval >= 0.01) || o->duration < 0 || (o->pid && o->command) ||
-	    (o->command && !o->command[0])) {
+	if ((o->pid && o->command) || (o->command && !o->command[0])) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -431,7 +463,7 @@ static int run(struct vmtrace_bpf *skel, struct report *r, const struct options 
 {
 	double start = now_s(), last = start;
 	int status = 0;
-	bool done = false;
+	bool done = false, target_exited = false;
 
 	r->start_ns = (uint64_t)(start * 1e9);
 	if (gate >= 0) {
@@ -445,7 +477,8 @@ static int run(struct vmtrace_bpf *skel, struct report *r, const struct options 
 		struct timespec pause = { 0, 20 * 1000 * 1000 };
 		double t = now_s();
 
-		done = stop || target_done(o, child, &status) || (o->duration && t - start >= o->duration);
+		target_exited = target_done(o, child, &status);
+		done = stop || target_exited || (o->duration && t - start >= o->duration);
 		if (done || t - last >= o->interval) {
 			collect(skel, r, o, true);
 			if (t - last >= 0.001)
@@ -458,10 +491,12 @@ static int run(struct vmtrace_bpf *skel, struct report *r, const struct options 
 			nanosleep(&pause, NULL);
 	}
 	finish(skel, r);
-	/* A command still running at -d or Ctrl-C goes on, untraced, once the probes detach. */
-	if (child && WIFEXITED(status) && WEXITSTATUS(status) && !o->json)
+	/* A command still running at -d or Ctrl-C goes on, untraced, once the probes detach: its status is not ours to wait for. */
+	if (!child || !target_exited)
+		return 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) && !o->json)
 		fprintf(r->out, "\n%s exited with status %d\n", o->command[0], WEXITSTATUS(status));
-	return 0;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 int main(int argc, char **argv)
