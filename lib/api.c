@@ -11,6 +11,7 @@
 
 #include "api.h"
 #include "area.h"
+#include "huge.h"
 #include "init.h"
 #include "numa_node.h"
 #include "pcp.h"
@@ -95,7 +96,20 @@ void *uvm_vmalloc(size_t size)
 	return vmalloc_slow(size, CALLER());
 }
 void *uvm_vzalloc(size_t size) { return api_alloc(size, UVM_PAGE_SIZE, 1, -1, false, CALLER()); }
-void *uvm_vmalloc_huge(size_t size) { return api_alloc(size, UVM_PAGE_SIZE, 0, -1, true, CALLER()); }
+static uvm_noinline void *vmalloc_huge_slow(size_t size, const void *caller)
+{
+	return api_alloc(size, UVM_PAGE_SIZE, 0, -1, true, caller);
+}
+
+/* A small huge area is a 2 MiB-aligned one: the hit takes the bin's hottest if it is so aligned. */
+void *uvm_vmalloc_huge(size_t size)
+{
+	struct vmap_area *va;
+
+	if (likely(!UVM_TRACED(alloc)) && likely(va = area_alloc_hit_aligned(size, uvm__huge_api_align, CALLER())))
+		return (void *)va->va_start;
+	return vmalloc_huge_slow(size, CALLER());
+}
 void *uvm_vmalloc_aligned(size_t size, size_t align) { return api_alloc(size, align, 0, -1, false, CALLER()); }
 
 void *uvm_vmalloc_node(size_t size, int node)

@@ -202,7 +202,8 @@ static int shrink(struct vmap_area *va, uintptr_t new_end)
 	/* A hugetlb body splits only on a 2 MiB boundary: such an area moves instead. */
 	if (va->flags & VA_HUGETLB)
 		return ENOMEM;
-	tail = meta_va_alloc();
+	/* The thread's spare objects first: vrealloc's shrink and grow stay off the metadata lock. */
+	tail = uvm__heap ? pcp_spare(uvm__heap) : meta_va_alloc();
 	if (!tail)
 		return ENOMEM;
 	vn_busy_split(va, new_end, tail);

@@ -17,14 +17,15 @@
 struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, size_t align, int node, bool huge_api, int *err);
 
 /*
- * The hit: a live area of bytes (1 or more) rounded up to pages, page
- * aligned, from the exact bin of the thread's own cache, with plain loads
+ * The hit: a live area of bytes (1 or more) rounded up to pages, aligned to
+ * align (at least a page), from the exact bin of the thread's own cache when
+ * its hottest area is so aligned, with plain loads
  * and stores and no call, so that it compiles to a leaf; NULL when there
  * is none, or bytes is 0 or too large for a bin, or the heap is claimed,
  * or the machine has several NUMA nodes (the slow path finds the same bin
  * of the local node).
  */
-static inline struct vmap_area *area_alloc_hit(size_t bytes, const void *caller)
+static inline struct vmap_area *area_alloc_hit_aligned(size_t bytes, size_t align, const void *caller)
 {
 	struct heap *h = uvm__heap;
 	struct vmap_area *va;
@@ -32,7 +33,7 @@ static inline struct vmap_area *area_alloc_hit(size_t bytes, const void *caller)
 	if (unlikely(bytes - 1 >= (size_t)(PCP_BIN_PAGES - 2) << UVM_PAGE_SHIFT || !h || uvm__numa_nodes != 1 ||
 		     !heap_try_enter(h)))
 		return NULL;
-	va = pcp_pop(&h->pcp, 0, ((bytes - 1) >> UVM_PAGE_SHIFT) + 2);
+	va = pcp_pop(&h->pcp, 0, ((bytes - 1) >> UVM_PAGE_SHIFT) + 2, align);
 	heap_leave(h);
 	if (likely(va)) {
 		va->flags |= VA_REUSED;
@@ -40,6 +41,11 @@ static inline struct vmap_area *area_alloc_hit(size_t bytes, const void *caller)
 		atomic_store_explicit(&va->live, VA_LIVE_BIN, memory_order_relaxed);
 	}
 	return va;
+}
+
+static inline struct vmap_area *area_alloc_hit(size_t bytes, const void *caller)
+{
+	return area_alloc_hit_aligned(bytes, UVM_PAGE_SIZE, caller);
 }
 
 /*

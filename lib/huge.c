@@ -44,10 +44,13 @@ static bool hugetlb_2m_supported(void)
 	return false;
 }
 
+size_t uvm__huge_api_align = UVM_PAGE_SIZE;
+
 void huge_init(void)
 {
 	huge.thp = (enum thp_mode)option(OPT_THP);
 	huge.hugetlb = option(OPT_HUGETLB) && hugetlb_2m_supported();
+	uvm__huge_api_align = huge_wanted(0, true) ? HUGE_SIZE : UVM_PAGE_SIZE;
 }
 
 bool huge_wanted(size_t usable, bool huge_api)

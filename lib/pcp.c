@@ -267,6 +267,16 @@ static void spare_put(struct pcp *p, struct vmap_area *va)
 	p->nr_spare++;
 }
 
+struct vmap_area *pcp_spare(struct heap *h)
+{
+	struct vmap_area *va;
+
+	heap_enter(h);
+	va = spare_get(&h->pcp);
+	heap_leave(h);
+	return va;
+}
+
 /* A larger area than asked for is cut to size (the buddy's expand()); the tail stays cached, whole. */
 static void trim(struct heap *h, struct vmap_area *va, size_t pages)
 {
@@ -275,9 +285,7 @@ static void trim(struct heap *h, struct vmap_area *va, size_t pages)
 
 	if (kept_pages(va, pages) == va_pages(va))
 		return;
-	heap_enter(h);
-	tail = spare_get(&h->pcp);
-	heap_leave(h);
+	tail = pcp_spare(h);
 	if (!tail)
 		return; /* out of metadata: the whole area is handed out */
 	vn_busy_split(va, va->va_start + (pages << UVM_PAGE_SHIFT), tail);

@@ -91,13 +91,14 @@ static inline void pcp_link(struct pcp *p, struct pcp_node *n, unsigned i, struc
 }
 
 /*
- * The hit: a cached area of node nid with exactly pages pages (guard
- * included, below PCP_BIN_PAGES), or NULL; any alignment a page allows.
+ * The hit: the hottest cached area of node nid with exactly pages pages
+ * (guard included, below PCP_BIN_PAGES) if it starts on an align boundary
+ * (a page always does), or NULL.
  * The caller is the owner, between heap_enter and heap_leave.  va->cache
  * keeps naming the bin: the area goes back there when its owner frees it
  * (VA_LIVE_BIN), and the live flag tells it from a cached one.
  */
-static inline struct vmap_area *pcp_pop(struct pcp *p, unsigned nid, size_t pages)
+static inline struct vmap_area *pcp_pop(struct pcp *p, unsigned nid, size_t pages, size_t align)
 {
 	struct pcp_list *l = &p->nodes[nid].lists[pages];
 	struct vmap_area *va;
@@ -105,6 +106,8 @@ static inline struct vmap_area *pcp_pop(struct pcp *p, unsigned nid, size_t page
 	if (!l->count)
 		return NULL;
 	va = list_first_entry(&l->head, struct vmap_area, list);
+	if (align > UVM_PAGE_SIZE && (va->va_start & (align - 1)))
+		return NULL;
 	va->list.prev->next = va->list.next;
 	va->list.next->prev = va->list.prev;
 	l->count--;
@@ -149,6 +152,8 @@ static inline void pcp_push(struct pcp *p, struct vmap_area *va)
  * heap_enter.
  */
 struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t align);
+/* An unused area object from h's spares (else from the metadata pool), for a split; NULL when out of memory. */
+struct vmap_area *pcp_spare(struct heap *h);
 /* Join to the live area va (h's own) the cached area right after it, if it reaches end: true if done. */
 bool pcp_absorb_next(struct heap *h, struct vmap_area *va, uintptr_t end);
 /* Cache an area h's thread freed, its own (not live, still in its busy tree).  False: the caller frees it to the node. */
