@@ -7,6 +7,7 @@
  * a large one's pages move with mremap (area_copy), a small one is copied.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -24,13 +25,20 @@
  * While the set-up runs, the libraries it calls may allocate.  Those few
  * allocations come from here: a bump buffer whose objects carry their size
  * in a 16-byte header and are never reused.  Only the set-up thread runs
- * then (others wait in pthread_once), so no lock.
+ * then (others wait in pthread_once), so no lock.  The offsets handed out
+ * are recorded, in increasing order, so that a pointer into the buffer that
+ * is not one of them (or one freed already) is refused like any other bad
+ * pointer, and is never taken for a header.
  */
 #define EARLY_SIZE (256 << 10)
+#define EARLY_OBJECTS 1024
 
 static struct {
 	_Alignas(16) unsigned char buf[EARLY_SIZE];
 	size_t used;
+	unsigned nr;
+	uint32_t start[EARLY_OBJECTS]; /* offsets handed out, increasing */
+	atomic_bool freed[EARLY_OBJECTS];
 } early;
 
 static bool early_owns(const void *p)
@@ -42,16 +50,53 @@ static void *early_alloc(size_t size, size_t align)
 {
 	size_t start = align_up(early.used + 16, align < 16 ? 16 : align);
 
-	if (size > EARLY_SIZE || start + size > EARLY_SIZE) {
+	if (size > EARLY_SIZE || start + size > EARLY_SIZE || early.nr == EARLY_OBJECTS) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	*(size_t *)(early.buf + start - 16) = size;
 	early.used = start + size;
+	early.start[early.nr++] = (uint32_t)start;
 	return early.buf + start;
 }
 
-static size_t early_size(const void *p) { return *(const size_t *)((const unsigned char *)p - 16); }
+/* The index of the early object that starts at p (inside the buffer), or -1. */
+static long early_find(const void *p)
+{
+	uint32_t off = (uint32_t)((const unsigned char *)p - early.buf);
+	size_t lo = 0, hi = early.nr;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (early.start[mid] == off)
+			return (long)mid;
+		if (early.start[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* The size of the live early object p, or an abort naming fn. */
+static size_t early_size(const char *fn, const void *p)
+{
+	long i = early_find(p);
+
+	if (i < 0 || atomic_load(&early.freed[i]))
+		uvm__invalid_pointer(fn, p);
+	return *(const size_t *)((const unsigned char *)p - 16);
+}
+
+/* Freeing an early object only marks it (the buffer is never reused); a second free, or a bad pointer, aborts. */
+static void early_free(const char *fn, const void *p)
+{
+	long i = early_find(p);
+
+	if (i < 0 || atomic_exchange(&early.freed[i], true))
+		uvm__invalid_pointer(fn, p);
+}
 
 /* ------------------------------------------------------------ alloc */
 
@@ -149,7 +194,7 @@ static size_t usable(const char *fn, void *p)
 	size_t n;
 
 	if (early_owns(p))
-		return early_size(p);
+		return early_size(fn, p);
 	switch (slab_check(p, &n)) {
 	case SLAB_LIVE:
 		return n;
@@ -182,7 +227,13 @@ static void free_named(const char *fn, void *p)
 {
 	enum slab_ptr what;
 
-	if (!p || early_owns(p) || uvm_init())
+	if (!p)
+		return;
+	if (early_owns(p)) {
+		early_free(fn, p);
+		return;
+	}
+	if (uvm_init())
 		return;
 	what = slab_free(p);
 	if (likely(what == SLAB_LIVE))

@@ -599,3 +599,58 @@ Test(malloc, freed_objects_links_are_checked)
 	expect_death(overflow_into_freed_neighbour, (void *)64, SIGABRT, "uvmalloc: corrupted");
 	expect_death(underflow_into_slab_header, NULL, SIGABRT, "uvmalloc: corrupted header in slab 0x");
 }
+
+/*
+ * The set-up's own allocations come from a static start-up buffer.  This
+ * program interposes a libnuma function that the set-up calls and allocates
+ * in it, so it holds a pointer the buffer handed out: bad pointers into the
+ * buffer abort like any other, and the good one reallocs and frees once.
+ */
+static void *early_block;
+
+int numa_num_configured_cpus(void)
+{
+	static int (*real)(void);
+
+	if (!early_block && (early_block = M(malloc)(24)))
+		memset(early_block, 0x6b, 24);
+	if (!real)
+		real = (int (*)(void))dlsym(RTLD_NEXT, "numa_num_configured_cpus");
+	return real ? real() : 1;
+}
+
+static void early_interior_free(void *arg)
+{
+	(void)arg;
+	xfree((char *)early_block + 8);
+}
+
+static void early_header_realloc(void *arg)
+{
+	(void)arg;
+	if (M(realloc)((char *)early_block - 16, 64))
+		_exit(3);
+}
+
+static void early_double_free(void *arg)
+{
+	(void)arg;
+	xfree(early_block);
+	xfree(early_block);
+}
+
+Test(malloc, start_up_buffer_pointers)
+{
+	char *q;
+
+	cr_assert_not_null(early_block, "the set-up made no allocation through the interposed libnuma call");
+	expect_death(early_interior_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
+	expect_death(early_header_realloc, NULL, SIGABRT, "uvmalloc: realloc(): invalid pointer 0x");
+	expect_death(early_double_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
+	cr_assert_geq(M(malloc_usable_size)(early_block), 24);
+	q = M(realloc)(early_block, 4096);
+	cr_assert_not_null(q);
+	for (int i = 0; i < 24; i++)
+		cr_assert_eq(q[i], 0x6b, "byte %d lost in the move out of the start-up buffer", i);
+	M(free)(q);
+}
