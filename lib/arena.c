@@ -19,9 +19,14 @@
 #include "arena.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "descriptor.h"
+#include "huge.h"
 #include "lock.h"
 #include "meta.h"
 #include "numa_node.h"
@@ -184,9 +189,55 @@ static int add_region(unsigned nid, size_t size, uintptr_t *base)
 	return 0;
 }
 
+/*
+ * The address space RLIMIT_AS still allows (its limit less the process's
+ * size now), or SIZE_MAX without a limit.  Read with plain syscalls: this
+ * runs inside malloc.
+ */
+static size_t as_room(void)
+{
+	struct rlimit lim;
+	char buf[64] = { 0 };
+	unsigned long long pages;
+	int fd;
+
+	if (getrlimit(RLIMIT_AS, &lim) || lim.rlim_cur == RLIM_INFINITY)
+		return SIZE_MAX;
+	fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (read(fd, buf, sizeof(buf) - 1) <= 0 || sscanf(buf, "%llu", &pages) != 1)
+		pages = 0;
+	close(fd);
+	return lim.rlim_cur > pages * UVM_PAGE_SIZE ? (size_t)(lim.rlim_cur - pages * UVM_PAGE_SIZE) : 0;
+}
+
+/*
+ * How much a new region asks for: UVM_ARENA_SIZE, or as much as all regions
+ * so far, so that the ARENA_MAX_REGIONS slots cover any address space
+ * however small the first; at most a quarter of what RLIMIT_AS leaves (its
+ * page map takes 1/512 more), so that the program and its libraries keep
+ * room; never less than need.
+ */
+static size_t region_size(size_t need)
+{
+	size_t want = (size_t)option(OPT_ARENA_SIZE), total = 0, room = as_room();
+	int n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
+
+	for (int i = 0; i < n; i++)
+		total += uvm__regions[i].end - uvm__regions[i].base;
+	if (want < total)
+		want = total;
+	if (want > room / 4)
+		want = align_down(room / 4, HUGE_SIZE);
+	if (want < need)
+		want = room == SIZE_MAX ? align_up(need, (size_t)1 << 30) : need;
+	return want;
+}
+
 int arena_grow(unsigned nid, size_t size, size_t align)
 {
-	size_t want = (size_t)option(OPT_ARENA_SIZE);
+	size_t want;
 	struct vmap_area *va;
 	uintptr_t base;
 	size_t need;
@@ -197,8 +248,7 @@ int arena_grow(unsigned nid, size_t size, size_t align)
 	if (size > SIZE_MAX / 2 || align > SIZE_MAX / 4)
 		return ENOMEM;
 	need = align_up(size + align + UVM_PAGE_SIZE, UVM_PAGE_SIZE);
-	if (want < need)
-		want = align_up(need, (size_t)1 << 30);
+	want = region_size(need);
 	if (need < REGION_MIN)
 		need = REGION_MIN;
 	va = meta_va_alloc();

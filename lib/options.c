@@ -25,7 +25,7 @@ static const char *const thp_words[] = { "never", "huge-only", "always", NULL };
 
 static const struct uvm_option table[OPT__COUNT] = {
 	[OPT_ARENA_SIZE] = { "UVM_ARENA_SIZE", 64LL << 30, 64LL << 20, 1LL << 44,
-			     "address space reserved per region (another is reserved when one is full)" },
+			     "address space reserved per region (another, as large as all before it, when one is full; at most a quarter of what RLIMIT_AS leaves)" },
 	[OPT_LAZY_MAX] = { "UVM_LAZY_MAX", 0, 0, 1LL << 40,
 			   "lazily freed pages that trigger a purge; 0 = fls(CPUs) * 8192 as the kernel's lazy_max_pages()" },
 	[OPT_GUARD] = { "UVM_GUARD", 0, 0, 1,

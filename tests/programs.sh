@@ -59,4 +59,19 @@ git_all() {
 compare git git_all
 
 compare mt "$mt"
+
+# Address-space limits (issue 12): start-up under a tight ulimit -v, where glibc's malloc runs these
+# programs, and no cap on regions when each is small.
+for prog in /bin/true "ls /" "/usr/bin/python3 -c print(1)"; do
+	if ! (ulimit -v 70000 && LD_PRELOAD=$preload $prog > /dev/null 2> limit.err); then
+		echo "FAIL ulimit -v 70000: $prog"; cat limit.err; fail=1
+	fi
+done
+echo '#include <stdlib.h>
+int main(void) { for (int i = 0; i < 6000; i++) if (!malloc(1 << 20)) return 1; return 0; }' > many.c
+gcc -O1 -o many many.c
+if ! UVM_ARENA_SIZE=64M LD_PRELOAD=$preload ./many; then
+	echo "FAIL UVM_ARENA_SIZE=64M: 6000 blocks of 1 MiB (more than 64 regions of 64 MiB) refused"; fail=1
+fi
+[ $fail = 1 ] || echo "ok   address-space limits (ulimit -v 70000; 6000 MiB in 64 MiB regions)"
 exit $fail
