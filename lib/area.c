@@ -41,8 +41,12 @@ static int tree_alloc(unsigned nid, struct vmap_area *va, size_t size, size_t al
 {
 	int err = arena_alloc(nid, va, size, align);
 
-	/* reclaim_and_purge_vmap_areas(): what waits in caches, lazily or in pools may make room. */
-	if (err == ENOMEM) {
+	/*
+	 * reclaim_and_purge_vmap_areas(): what waits in caches, lazily or in
+	 * pools may make room, unless the request is larger than the node's
+	 * regions could ever hold: then the failure path stays cheap.
+	 */
+	if (err == ENOMEM && size <= arena_reserved(nid)) {
 		pcp_drain_all();
 		if (purge_now(1))
 			err = arena_alloc(nid, va, size, align);

@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "descriptor.h"
@@ -55,6 +56,8 @@ static struct {
 	struct free_space *node;
 	unsigned nr_nodes;
 	uvm_lock_t commit_lock; /* serialises mprotect of a region's boundary and region growth */
+	size_t failed_need;      /* the smallest region that could not be reserved lately (commit_lock) */
+	uint64_t failed_until;   /* ... until this CLOCK_MONOTONIC_COARSE time */
 } arena = { .commit_lock = UVM_LOCK_INIT };
 
 int arena_init(unsigned nr)
@@ -235,6 +238,25 @@ static size_t region_size(size_t need)
 	return want;
 }
 
+size_t arena_reserved(unsigned nid)
+{
+	int n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
+	size_t total = 0;
+
+	for (int i = 0; i < n; i++)
+		if (uvm__regions[i].nid == nid)
+			total += uvm__regions[i].end - uvm__regions[i].base;
+	return total;
+}
+
+static uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts); /* vDSO: no syscall */
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 int arena_grow(unsigned nid, size_t size, size_t align)
 {
 	size_t want;
@@ -255,9 +277,17 @@ int arena_grow(unsigned nid, size_t size, size_t align)
 	if (!va)
 		return ENOMEM;
 	uvm_lock(&arena.commit_lock); /* one grower at a time: regions[] is append-only */
-	/* An address-space limit (ulimit -v, valgrind) refuses 64 GiB: ask for less, down to what is needed. */
-	while ((err = add_region(nid, want, &base)) == ENOMEM && want / 2 >= need)
-		want = align_down(want / 2, UVM_PAGE_SIZE);
+	if (need >= arena.failed_need && coarse_ns() < arena.failed_until) {
+		err = ENOMEM;
+	} else {
+		/* An address-space limit (ulimit -v, valgrind) refuses 64 GiB: ask for less, down to what is needed. */
+		while ((err = add_region(nid, want, &base)) == ENOMEM && want / 2 >= need)
+			want = align_down(want / 2, UVM_PAGE_SIZE);
+		if (err) {
+			arena.failed_need = need;
+			arena.failed_until = coarse_ns() + ARENA_RETRY_NS;
+		}
+	}
 	uvm_unlock(&arena.commit_lock);
 	if (err) {
 		meta_va_free(va);

@@ -64,7 +64,14 @@ int arena_init(unsigned nr);
  * purges or grows and tries again.
  */
 int arena_alloc(unsigned nid, struct vmap_area *va, size_t size, size_t align);
-/* Reserve another region for node nid that can hold size bytes aligned to align. */
+/* Bytes of address space node nid's regions hold in all. */
+size_t arena_reserved(unsigned nid);
+/*
+ * Reserve another region for node nid that can hold size bytes aligned to
+ * align.  A request at least as large as one that failed in the last
+ * ARENA_RETRY_NS fails again at once, without asking the kernel.
+ */
+#define ARENA_RETRY_NS (10 * 1000 * 1000)
 int arena_grow(unsigned nid, size_t size, size_t align);
 /* Extend the busy area va upward by extra bytes if the range after it is free (vrealloc). */
 int arena_extend(struct vmap_area *va, size_t extra);

@@ -73,5 +73,16 @@ gcc -O1 -o many many.c
 if ! UVM_ARENA_SIZE=64M LD_PRELOAD=$preload ./many; then
 	echo "FAIL UVM_ARENA_SIZE=64M: 6000 blocks of 1 MiB (more than 64 regions of 64 MiB) refused"; fail=1
 fi
-[ $fail = 1 ] || echo "ok   address-space limits (ulimit -v 70000; 6000 MiB in 64 MiB regions)"
+# A request that cannot fit fails cheaply when it is made again: no purge, no new reservation each time.
+echo '#include <stdlib.h>
+int main(void) { for (int i = 0; i < 1000; i++) if (malloc((size_t)900 << 20)) return 1; return 0; }' > fails.c
+gcc -O1 -o fails fails.c
+if ! (ulimit -v 1000000 && UVM_STATS=1 LD_PRELOAD=$preload ./fails 2> fails.err); then
+	echo "FAIL ulimit -v 1000000: 900 MiB was served, or the program failed"; cat fails.err; fail=1
+fi
+mmaps=$(sed -n 's/.*syscalls [0-9]* (mmap \([0-9]*\).*/\1/p' fails.err)
+if [ -z "$mmaps" ] || [ "$mmaps" -gt 100 ]; then
+	echo "FAIL 1000 impossible requests made ${mmaps:-?} mmap calls"; cat fails.err; fail=1
+fi
+[ $fail = 1 ] || echo "ok   address-space limits (ulimit -v 70000; 6000 MiB in 64 MiB regions; 1000 failures, $mmaps mmaps)"
 exit $fail
