@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""tests/test_soak.py PRELOAD WORKLOAD - a long run's resident memory: python3 runs the mixed workload
+(tests/programs/workload.py) round after round in one process, under glibc's malloc and under
+uvmalloc (preloaded), and reads its RSS after every round.  uvmalloc's RSS must stay within 1.2x of
+glibc's, round for round at the end, and flat: the last rounds no higher than the middle ones by more
+than glibc's own drift allows.  UVM_SOAK_ROUNDS sets the rounds (default 8, as CI runs it; the issue's
+soak is 50, run by hand)."""
+import json, os, subprocess, sys
+
+preload, workload = sys.argv[1], sys.argv[2]
+rounds = int(os.environ.get("UVM_SOAK_ROUNDS", "8"))
+DRIVER = r"""
+import contextlib, io, json, sys
+src = open(sys.argv[1]).read()
+code = compile(src, "workload", "exec")
+rounds = int(sys.argv[2])
+sys.argv = sys.argv[:1]  # the workload takes a FIFO path from argv[1]: none here
+rss = []
+for r in range(rounds):
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(code, {"__name__": "__main__"})
+    rss.append(int(open("/proc/self/statm").read().split()[1]) * 4096 >> 20)
+print(json.dumps(rss))
+"""
+
+
+def run(env):
+    r = subprocess.run(["/usr/bin/python3", "-c", DRIVER, workload, str(rounds)], env=env, capture_output=True,
+                       text=True, timeout=60 * rounds)
+    if r.returncode:
+        sys.exit("FAIL: python3 exited %d: %s" % (r.returncode, r.stderr[-2000:]))
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+base = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "LD_PRELOAD"))}
+glibc = run(base)
+ours = run(dict(base, LD_PRELOAD=preload))
+print("RSS MiB per round, glibc:    ", glibc)
+print("RSS MiB per round, uvmalloc: ", ours)
+half = rounds // 2
+g_end, o_end = max(glibc[half:]), max(ours[half:])
+if o_end > 1.2 * g_end:
+    sys.exit("FAIL: uvmalloc's RSS %d MiB over the last rounds, more than 1.2x glibc's %d" % (o_end, g_end))
+# Flat: growth from the middle to the end no more than glibc's own plus 5 %.
+g_growth = max(glibc[-2:]) / max(glibc[half - 1:half + 1])
+o_growth = max(ours[-2:]) / max(ours[half - 1:half + 1])
+if o_growth > g_growth * 1.05:
+    sys.exit("FAIL: uvmalloc's RSS still grows: x%.3f from the middle rounds to the last, glibc's x%.3f" % (o_growth, g_growth))
+print("soak: %d rounds, RSS %d MiB at the end against glibc's %d (%.2fx), growth x%.3f against x%.3f"
+      % (rounds, o_end, g_end, o_end / g_end, o_growth, g_growth))
