@@ -1,7 +1,7 @@
 /*
  * cases.h - the test_vmalloc cases that mean something in userspace, one
  * loop iteration each exactly as lib/test_vmalloc.c does them
- * (../shared/reference/kernel-vmalloc.md, section 5.3).
+ * (the kernel's lib/test_vmalloc.c, run by tools/testing/selftests/mm/test_vmalloc.sh).
  */
 #ifndef VMBENCH_CASES_H
 #define VMBENCH_CASES_H
