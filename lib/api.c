@@ -81,35 +81,25 @@ static inline void *api_alloc(size_t size, size_t align, int zero, int node, boo
 	return uvm__alloc(size, align, zero, node, huge, caller);
 }
 
-static uvm_noinline void *vmalloc_slow(size_t size, const void *caller)
+static uvm_noinline void *vmalloc_slow(size_t size, bool huge, const void *caller)
 {
-	return api_alloc(size, UVM_PAGE_SIZE, 0, -1, false, caller);
+	return api_alloc(size, UVM_PAGE_SIZE, 0, -1, huge, caller);
 }
 
 /* The hit in line, everything else (and sampling, while vmtrace samples) a tail call away. */
-void *uvm_vmalloc(size_t size)
+static inline void *vmalloc_fast(size_t size, size_t align, bool huge, const void *caller)
 {
 	struct vmap_area *va;
 
-	if (likely(!UVM_TRACED(alloc)) && likely(va = area_alloc_hit(size, CALLER())))
+	if (likely(!UVM_TRACED(alloc)) && likely(va = area_alloc_hit_aligned(size, align, caller)))
 		return (void *)va->va_start;
-	return vmalloc_slow(size, CALLER());
+	return vmalloc_slow(size, huge, caller);
 }
+
+void *uvm_vmalloc(size_t size) { return vmalloc_fast(size, UVM_PAGE_SIZE, false, CALLER()); }
 void *uvm_vzalloc(size_t size) { return api_alloc(size, UVM_PAGE_SIZE, 1, -1, false, CALLER()); }
-static uvm_noinline void *vmalloc_huge_slow(size_t size, const void *caller)
-{
-	return api_alloc(size, UVM_PAGE_SIZE, 0, -1, true, caller);
-}
-
 /* A small huge area is a 2 MiB-aligned one: the hit takes the bin's hottest if it is so aligned. */
-void *uvm_vmalloc_huge(size_t size)
-{
-	struct vmap_area *va;
-
-	if (likely(!UVM_TRACED(alloc)) && likely(va = area_alloc_hit_aligned(size, uvm__huge_api_align, CALLER())))
-		return (void *)va->va_start;
-	return vmalloc_huge_slow(size, CALLER());
-}
+void *uvm_vmalloc_huge(size_t size) { return vmalloc_fast(size, uvm__huge_api_align, true, CALLER()); }
 void *uvm_vmalloc_aligned(size_t size, size_t align) { return api_alloc(size, align, 0, -1, false, CALLER()); }
 
 void *uvm_vmalloc_node(size_t size, int node)

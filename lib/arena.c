@@ -215,29 +215,6 @@ static size_t as_room(void)
 	return lim.rlim_cur > pages * UVM_PAGE_SIZE ? (size_t)(lim.rlim_cur - pages * UVM_PAGE_SIZE) : 0;
 }
 
-/*
- * How much a new region asks for: UVM_ARENA_SIZE, or as much as all regions
- * so far, so that the ARENA_MAX_REGIONS slots cover any address space
- * however small the first; at most a quarter of what RLIMIT_AS leaves (its
- * page map takes 1/512 more), so that the program and its libraries keep
- * room; never less than need.
- */
-static size_t region_size(size_t need)
-{
-	size_t want = (size_t)option(OPT_ARENA_SIZE), total = 0, room = as_room();
-	int n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
-
-	for (int i = 0; i < n; i++)
-		total += uvm__regions[i].end - uvm__regions[i].base;
-	if (want < total)
-		want = total;
-	if (want > room / 4)
-		want = align_down(room / 4, HUGE_SIZE);
-	if (want < need)
-		want = room == SIZE_MAX ? align_up(need, (size_t)1 << 30) : need;
-	return want;
-}
-
 size_t arena_reserved(unsigned nid)
 {
 	int n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
@@ -249,12 +226,25 @@ size_t arena_reserved(unsigned nid)
 	return total;
 }
 
-static uint64_t coarse_ns(void)
+/*
+ * How much a new region of NUMA node nid asks for: UVM_ARENA_SIZE, or as
+ * much as the node's regions so far, so that the ARENA_MAX_REGIONS slots
+ * cover any address space
+ * however small the first; at most a quarter of what RLIMIT_AS leaves (its
+ * page map takes 1/512 more), so that the program and its libraries keep
+ * room; never less than need.
+ */
+static size_t region_size(unsigned nid, size_t need)
 {
-	struct timespec ts;
+	size_t want = (size_t)option(OPT_ARENA_SIZE), total = arena_reserved(nid), room = as_room();
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts); /* vDSO: no syscall */
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (want < total)
+		want = total;
+	if (want > room / 4)
+		want = align_down(room / 4, HUGE_SIZE);
+	if (want < need)
+		want = room == SIZE_MAX ? align_up(need, (size_t)1 << 30) : need;
+	return want;
 }
 
 int arena_grow(unsigned nid, size_t size, size_t align)
@@ -270,7 +260,7 @@ int arena_grow(unsigned nid, size_t size, size_t align)
 	if (size > SIZE_MAX / 2 || align > SIZE_MAX / 4)
 		return ENOMEM;
 	need = align_up(size + align + UVM_PAGE_SIZE, UVM_PAGE_SIZE);
-	want = region_size(need);
+	want = region_size(nid, need);
 	if (need < REGION_MIN)
 		need = REGION_MIN;
 	va = meta_va_alloc();

@@ -46,15 +46,18 @@ static bool membarrier_all(void)
 	return !syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 }
 
+/* heap_try_enter failed: h is not busy; wait for the claim to end, then mark it busy for good. */
 void heap_enter_slow(struct heap *h)
 {
-	while (atomic_load_explicit(&h->claimed, memory_order_acquire)) {
-		__atomic_store_n(&h->busy, 0, __ATOMIC_RELEASE);
+	do {
 		while (atomic_load_explicit(&h->claimed, memory_order_acquire))
 			sched_yield(); /* a claim lasts one decay, drain or fork */
 		__atomic_store_n(&h->busy, 1, __ATOMIC_RELAXED);
 		atomic_thread_fence(memory_order_seq_cst); /* this path may pay for a real fence */
-	}
+		if (!atomic_load_explicit(&h->claimed, memory_order_acquire))
+			return;
+		__atomic_store_n(&h->busy, 0, __ATOMIC_RELEASE);
+	} while (true);
 }
 
 /* Claim every live heap (under the registry lock): true when they are all held. */
@@ -127,11 +130,17 @@ void heap_inbox_push(struct heap *h, struct vmap_area *va)
 	while (!atomic_compare_exchange_weak_explicit(&h->inbox, &head, va, memory_order_release, memory_order_relaxed));
 }
 
-struct vmap_area *heap_inbox_take(struct heap *h)
+bool heap_inbox_take(struct heap *h, struct list_head *out)
 {
+	struct vmap_area *va, *next;
+
 	if (!atomic_load_explicit(&h->inbox, memory_order_relaxed))
-		return NULL;
-	return atomic_exchange_explicit(&h->inbox, NULL, memory_order_acquire);
+		return false;
+	for (va = atomic_exchange_explicit(&h->inbox, NULL, memory_order_acquire); va; va = next) {
+		next = va->list.next ? list_entry(va->list.next, struct vmap_area, list) : NULL;
+		list_add_tail(&va->list, out);
+	}
+	return true;
 }
 
 /* ------------------------------------------------------ thread life */

@@ -59,23 +59,22 @@ static inline struct heap *heap_self(void)
 
 void heap_enter_slow(struct heap *h);
 
-static inline void heap_enter(struct heap *h)
-{
-	__atomic_store_n(&h->busy, 1, __ATOMIC_RELAXED);
-	atomic_signal_fence(memory_order_seq_cst); /* the claimer's membarrier orders this store before the load */
-	if (unlikely(atomic_load_explicit(&h->claimed, memory_order_acquire)))
-		heap_enter_slow(h);
-}
-
-/* heap_enter for the inline hit paths, which must not call out: false (and nothing held) when claimed. */
+/* Mark h busy unless it is claimed: false (and nothing held) then.  The inline hit paths, which must not call out. */
 static inline bool heap_try_enter(struct heap *h)
 {
 	__atomic_store_n(&h->busy, 1, __ATOMIC_RELAXED);
-	atomic_signal_fence(memory_order_seq_cst);
+	atomic_signal_fence(memory_order_seq_cst); /* the claimer's membarrier orders this store before the load */
 	if (likely(!atomic_load_explicit(&h->claimed, memory_order_acquire)))
 		return true;
 	__atomic_store_n(&h->busy, 0, __ATOMIC_RELEASE);
 	return false;
+}
+
+/* Mark h busy, waiting out a claim. */
+static inline void heap_enter(struct heap *h)
+{
+	if (unlikely(!heap_try_enter(h)))
+		heap_enter_slow(h);
 }
 
 static inline void heap_leave(struct heap *h)
@@ -85,8 +84,8 @@ static inline void heap_leave(struct heap *h)
 
 /* Push an area another thread freed onto its owner's inbox. */
 void heap_inbox_push(struct heap *h, struct vmap_area *va);
-/* Take the whole inbox (the owner, or anyone for a heap no thread owns). */
-struct vmap_area *heap_inbox_take(struct heap *h);
+/* Move the whole inbox onto out (the owner, or anyone for a heap no thread owns); false if it was empty. */
+bool heap_inbox_take(struct heap *h, struct list_head *out);
 
 /*
  * Registry walks for other threads, under the registry lock: fn(h, owned,

@@ -215,8 +215,6 @@ static uvm_noinline void free_slow(const char *fn, void *p, enum slab_ptr what)
 
 	if (what == SLAB_BAD)
 		uvm__invalid_pointer(fn, p);
-	if (area_free_own((uintptr_t)p))
-		return;
 	va = area_take((uintptr_t)p);
 	if (unlikely(!va || (va->flags & VA_SLAB)))
 		uvm__invalid_pointer(fn, p);

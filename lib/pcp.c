@@ -197,23 +197,12 @@ void pcp_heap_init(struct pcp *p)
 			list_init(&p->nodes[nid].lists[i].head);
 }
 
-/* The inbox's areas onto out: a heap whose caches are not to be used (exit, decay of another thread). */
-static void inbox_to(struct heap *h, struct list_head *out)
-{
-	struct vmap_area *va = heap_inbox_take(h), *next;
-
-	for (; va; va = next) {
-		next = va->list.next ? list_entry(va->list.next, struct vmap_area, list) : NULL;
-		list_add_tail(&va->list, out);
-	}
-}
-
 void pcp_heap_exit(struct heap *h)
 {
 	LIST_HEAD(out);
 
 	drain_locked(&h->pcp, 0, &out);
-	inbox_to(h, &out);
+	heap_inbox_take(h, &out);
 	purge_free_lazily(&out);
 	meta_va_free_list(&h->pcp.spare);
 	h->pcp.nr_spare = 0;
@@ -404,7 +393,7 @@ bool pcp_give_back(struct vmap_area *va)
 	heap_inbox_push(owner, va);
 	/* The owner began its exit after our look: its exit may have drained the inbox already, so drain it here. */
 	if (unlikely(atomic_load(&owner->retired))) {
-		inbox_to(owner, &out);
+		heap_inbox_take(owner, &out);
 		purge_free_lazily(&out);
 	}
 	return true;
@@ -413,14 +402,15 @@ bool pcp_give_back(struct vmap_area *va)
 /* Areas of h that other threads freed, back into h's cache (their frees were counted where they happened). */
 static void take_inbox(struct heap *h)
 {
-	struct vmap_area *va = heap_inbox_take(h), *next;
+	struct vmap_area *va, *n;
+	LIST_HEAD(in);
 	LIST_HEAD(out);
 
-	if (!va)
+	if (!heap_inbox_take(h, &in))
 		return;
 	heap_enter(h);
-	for (; va; va = next) {
-		next = va->list.next ? list_entry(va->list.next, struct vmap_area, list) : NULL;
+	list_for_each_entry_safe(va, n, &in, list) {
+		list_del(&va->list);
 		if (va_pages(va) <= uvm__pcp_high_max)
 			link_cached(&h->pcp, va);
 		else
@@ -502,15 +492,6 @@ void pcp_count_free(struct heap *h, size_t pages) { count_op(h, false, pages); }
 
 /* ------------------------------------------------------------- decay */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	/* The coarse clock is read in the vDSO: no syscall. */
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t ops_of(const struct pcp *p) { return p->hits + p->misses + p->frees; }
 
 static void decay_one(struct heap *h, bool owned, void *arg)
@@ -519,7 +500,7 @@ static void decay_one(struct heap *h, bool owned, void *arg)
 	struct list_head *out = arg;
 	size_t step;
 
-	inbox_to(h, out);
+	heap_inbox_take(h, out);
 	if (!owned)
 		return;
 	if (ops_of(p) == p->ops_at_decay) {
@@ -545,7 +526,7 @@ void pcp_decay(void)
 
 void pcp_decay_maybe(void)
 {
-	uint64_t now = now_ns(), due = atomic_load_explicit(&reg.next_decay, memory_order_relaxed);
+	uint64_t now = coarse_ns(), due = atomic_load_explicit(&reg.next_decay, memory_order_relaxed);
 
 	if (now < due || !atomic_compare_exchange_strong(&reg.next_decay, &due, now + PCP_DECAY_NS))
 		return;
@@ -560,7 +541,7 @@ static void drain_one(struct heap *h, bool owned, void *arg)
 {
 	struct drain_all *d = arg;
 
-	inbox_to(h, &d->out);
+	heap_inbox_take(h, &d->out);
 	if (!owned)
 		return;
 	drain_locked(&h->pcp, 0, &d->out);

@@ -132,7 +132,7 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	if (!va)
 		return NULL;
 	va->flags |= VA_SLAB;
-	area_set_live(va); /* VA_LIVE: a slab goes back by release_slab only */
+	area_set_live(va); /* VA_LIVE: a slab goes back by slab_release_empty only */
 	s = (struct slab *)va->va_start;
 	atomic_store_explicit(&s->owner, h, memory_order_relaxed);
 	atomic_store_explicit(&s->remote, NULL, memory_order_relaxed);
@@ -151,7 +151,7 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	return s;
 }
 
-static void release_slab(struct slab *s)
+void slab_release_empty(struct slab *s)
 {
 	struct vmap_area *va;
 
@@ -212,7 +212,7 @@ void slab_heap_exit(struct slab_heap *h)
 		list_for_each_entry_safe(s, n, &all, link) {
 			collect(s);
 			if (!s->used) {
-				release_slab(s);
+				slab_release_empty(s);
 				continue;
 			}
 			list_del(&s->link);
@@ -418,10 +418,8 @@ static void free_local(struct slab_heap *h, struct slab *s, void *p)
 		s->full = 0;
 	}
 	if (slab_emptied(h, s))
-		release_slab(s);
+		slab_release_empty(s);
 }
-
-void slab_release_empty(struct slab *s) { release_slab(s); }
 
 static void free_remote(struct slab *s, void *p)
 {

@@ -174,7 +174,7 @@ static inline struct slab *slab_free_hit(struct slab_heap *h, void *p)
 
 /* Whether s, just freed into by its owner h, is empty and not the current slab of its class: to be released. */
 static inline bool slab_emptied(const struct slab_heap *h, const struct slab *s) { return !s->used && s != h->cur[s->cls]; }
-/* Give an emptied slab back (slab_emptied). */
+/* Give an empty slab back to the area cache (slab_emptied, a thread's exit). */
 void slab_release_empty(struct slab *s);
 
 /* An object of at least size bytes aligned to align, for a request slab_serves; NULL when out of memory. */

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define UVM_PAGE_SHIFT 12
 #define UVM_PAGE_SIZE ((size_t)1 << UVM_PAGE_SHIFT)
@@ -22,6 +23,15 @@
 
 #define container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* CLOCK_MONOTONIC_COARSE in ns: read in the vDSO, no syscall; for slow paths' rate limits. */
+static inline uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static inline bool is_pow2(size_t x) { return x && !(x & (x - 1)); }
 

@@ -1,7 +1,6 @@
 /*
  * cases.h - the test_vmalloc cases that mean something in userspace, one
- * loop iteration each exactly as lib/test_vmalloc.c does them
- * (the kernel's lib/test_vmalloc.c, run by tools/testing/selftests/mm/test_vmalloc.sh).
+ * loop iteration each exactly as the kernel's lib/test_vmalloc.c does them.
  */
 #ifndef VMBENCH_CASES_H
 #define VMBENCH_CASES_H

@@ -8,12 +8,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "snapshot.h"
 #include "svg.h"
 
@@ -54,8 +56,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "watch", required_argument, NULL, 'w' }, { "svg", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
+	unsigned long long n;
 	int c;
-	char *end;
 
 	memset(o, 0, sizeof(*o));
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -69,14 +71,15 @@ static int parse(int argc, char **argv, struct opts *o)
 			else { fprintf(stderr, "vminfo: --sort takes addr, size or caller, not %s\n", optarg); return 2; }
 			break;
 		case 't':
-			o->top = (int)strtol(optarg, &end, 10);
-			if (*end || o->top <= 0) { fprintf(stderr, "vminfo: --top takes a positive number\n"); return 2; }
+			if (!parse_count(optarg, 1, INT32_MAX, &n)) {
+				fprintf(stderr, "vminfo: --top takes a whole number from 1, not %s\n", optarg);
+				return 2;
+			}
+			o->top = (int)n;
 			break;
 		case 'w':
-			o->watch = strtod(optarg, &end);
-			/* NaN fails the first test, infinity and absurd periods the second. */
-			if (*end || end == optarg || !(o->watch > 0) || o->watch > 86400.0 * 366) {
-				fprintf(stderr, "vminfo: --watch takes a number of seconds above 0, at most a year, not %s\n", optarg);
+			if (!parse_seconds(optarg, 0.001, 86400.0 * 366, &o->watch)) {
+				fprintf(stderr, "vminfo: --watch takes a number of seconds from 0.001 to a year, not %s\n", optarg);
 				return 2;
 			}
 			break;
@@ -89,11 +92,11 @@ static int parse(int argc, char **argv, struct opts *o)
 		usage(stderr);
 		return 2;
 	}
-	o->pid = (pid_t)strtol(argv[optind], &end, 10);
-	if (*end || o->pid <= 0) {
+	if (!parse_count(argv[optind], 1, INT32_MAX, &n)) {
 		fprintf(stderr, "vminfo: not a process id: %s\n", argv[optind]);
 		return 2;
 	}
+	o->pid = (pid_t)n;
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "report.h"
 #include "sites.h"
 #include "target.h"
@@ -72,26 +73,6 @@ static int fail(int code, const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\n");
 	return code;
-}
-
-/* A whole decimal number in [min, max], nothing else (no sign, no junk, no overflow). */
-static bool parse_count(const char *v, unsigned long long min, unsigned long long max, unsigned long long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(v, &end, 10);
-	return *v >= '0' && *v <= '9' && !*end && !errno && *out >= min && *out <= max;
-}
-
-/* A finite number of seconds in [min, max]. */
-static bool parse_seconds(const char *v, double min, double max, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(v, &end);
-	return end != v && !*end && !errno && *out >= min && *out <= max; /* NaN fails every comparison */
 }
 
 #define MAX_SECONDS (86400.0 * 366 * 10)
