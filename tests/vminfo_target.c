@@ -4,7 +4,18 @@
  *            prints what it holds and its own uvm_stats, then waits for stdin
  *            to close;
  *   hammer:  4 threads allocate and free without pause until stdin closes;
- *   idle:    links uvmalloc but never allocates, waits for stdin to close.
+ *   idle:    links uvmalloc but never allocates, waits for stdin to close;
+ *   many N:  holds N live one-page areas, waits for stdin to close;
+ *   corrupt: holds areas in the busy, lazy and free structures, then for
+ *            each line "c KIND SEED" overwrites one word of its own
+ *            allocator state that SEED picks, "r" puts it back; it answers
+ *            each with "ready".  KIND: desc (a word of uvm_descriptor),
+ *            busy, lazy (of a tree node), free (of a free-list entry),
+ *            region, count (of regions), cache (the thread-cache list),
+ *            seq (a tree's sequence counter), any (one of these at random),
+ *            garbage (64 random bytes over an object of any of these).  Reading must not
+ *            change what is read: the process allocates nothing after the
+ *            first corruption and leaves with _exit.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -13,7 +24,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "descriptor.h"
 #include "uvmalloc.h"
+
+extern struct uvm_descriptor uvm_descriptor;
 
 __attribute__((noinline)) void *alloc_small_records(size_t size)
 {
@@ -113,12 +127,182 @@ static void hammer(void)
 		pthread_join(t[i], NULL);
 }
 
+static void many(long n)
+{
+	void **p = calloc((size_t)n, sizeof(*p));
+
+	for (long i = 0; i < n; i++)
+		if (!(p[i] = uvm_vmalloc(4096)))
+			abort();
+	printf("ready\n");
+	fflush(stdout);
+	wait_for_stdin();
+}
+
+/* ------------------------------------------------------------ corrupt */
+
+#define WORD(addr) (*(uint64_t *)(uintptr_t)(addr))
+#define MAX_PICKS 4096
+
+/* Addresses (of objects) of a tree's nodes, in preorder, from its root link. */
+static size_t tree_nodes(uint64_t link, uint64_t *out, size_t n)
+{
+	const struct uvm_descriptor *d = &uvm_descriptor;
+
+	if (!link || n >= MAX_PICKS)
+		return n;
+	out[n++] = link - d->va_rb;
+	n = tree_nodes(WORD(link - d->va_rb + d->va_left), out, n);
+	return tree_nodes(WORD(link - d->va_rb + d->va_right), out, n);
+}
+
+/* The objects of a structure of the kind named, and which of their words a reader uses. */
+static size_t objects(const char *kind, uint64_t *obj, uint64_t *words, size_t *nwords)
+{
+	const struct uvm_descriptor *d = &uvm_descriptor;
+	uint64_t node = d->nodes, space = d->spaces, head;
+	size_t n = 0;
+
+	*nwords = 0;
+	if (!strcmp(kind, "desc")) {
+		obj[0] = (uintptr_t)d;
+		for (uint64_t off = 8; off < sizeof(*d); off += 8)
+			words[(*nwords)++] = off;
+		return 1;
+	}
+	if (!strcmp(kind, "busy") || !strcmp(kind, "lazy")) {
+		uint64_t va_words[] = { d->va_start, d->va_end, d->va_left, d->va_right, d->va_flags, d->va_caller };
+
+		memcpy(words, va_words, sizeof(va_words));
+		*nwords = 6;
+		return tree_nodes(WORD(node + (kind[0] == 'b' ? d->busy_root : d->lazy_root)), obj, 0);
+	}
+	if (!strcmp(kind, "free")) {
+		head = space + d->space_list;
+		words[0] = d->va_start, words[1] = d->va_end, words[2] = d->va_list;
+		*nwords = 3;
+		for (uint64_t l = WORD(head); l != head && n < MAX_PICKS; l = WORD(l))
+			obj[n++] = l - d->va_list;
+		return n;
+	}
+	if (!strcmp(kind, "region")) {
+		words[0] = d->region_base, words[1] = d->region_end, words[2] = d->region_committed, words[3] = d->region_nid;
+		*nwords = 4;
+		for (int i = 0; i < *(int *)(uintptr_t)d->nr_regions; i++)
+			obj[n++] = d->regions + (uint64_t)i * d->region_size;
+		return n;
+	}
+	if (!strcmp(kind, "count")) {
+		obj[0] = d->nr_regions;
+		words[0] = 0;
+		*nwords = 1;
+		return 1;
+	}
+	if (!strcmp(kind, "cache")) {
+		words[0] = 0;
+		*nwords = 1;
+		for (uint64_t l = WORD(d->pcp_live); l != d->pcp_live && n < MAX_PICKS; l = WORD(l))
+			obj[n++] = l;
+		return n;
+	}
+	if (!strcmp(kind, "seq")) {
+		words[0] = d->busy_seq, words[1] = d->lazy_seq;
+		*nwords = 2;
+		obj[0] = node;
+		return 1;
+	}
+	return 0;
+}
+
+/* A value meant to break a reader: limits, bit flips, a neighbour's address, the object's own. */
+static uint64_t nasty(unsigned *seed, uint64_t old, uint64_t self, const uint64_t *obj, size_t n)
+{
+	uint64_t r = (uint64_t)rand_r(seed) << 33 ^ (uint64_t)rand_r(seed) << 11 ^ (uint64_t)rand_r(seed);
+
+	switch (rand_r(seed) % 10) {
+	case 0: return 0;
+	case 1: return ~0ull;
+	case 2: return 1;
+	case 3: return old ^ (1ull << (r % 64));
+	case 4: return old + 4096;
+	case 5: return old - 4096;
+	case 6: return obj[r % n] + uvm_descriptor.va_rb;
+	case 7: return self + (r % 64) * 8;
+	case 8: return old * 4097;
+	default: return r;
+	}
+}
+
+#define GARBAGE 64 /* bytes of random garbage */
+
+static uint64_t saved_addr;
+static unsigned char saved[GARBAGE];
+static size_t saved_len;
+
+static void corrupt_one(const char *kind, unsigned seed)
+{
+	static const char *kinds[] = { "desc", "busy", "lazy", "free", "region", "count", "cache", "seq" };
+	static uint64_t obj[MAX_PICKS + 1];
+	uint64_t words[64], addr, o;
+	int garbage = !strcmp(kind, "garbage");
+	size_t nwords, n;
+
+	if (garbage || !strcmp(kind, "any"))
+		kind = kinds[rand_r(&seed) % 8];
+	n = objects(kind, obj, words, &nwords);
+	if (!n)
+		return;
+	o = obj[rand_r(&seed) % n];
+	addr = garbage ? o + (!strcmp(kind, "desc") ? 8 : 0) : o + words[rand_r(&seed) % nwords];
+	saved_addr = addr;
+	saved_len = garbage ? GARBAGE : 8;
+	memcpy(saved, (void *)(uintptr_t)addr, saved_len);
+	if (garbage)
+		for (size_t i = 0; i < GARBAGE; i++)
+			((unsigned char *)(uintptr_t)addr)[i] = (unsigned char)rand_r(&seed);
+	else if (!strcmp(kind, "seq"))
+		WORD(addr) |= 1; /* a writer that never finishes */
+	else
+		WORD(addr) = nasty(&seed, WORD(addr), addr, obj, n);
+}
+
+static void corrupt(void)
+{
+	void *keep[200];
+	char line[128], kind[16];
+	unsigned seed;
+
+	/* Live areas in the busy tree, freed ones in the lazy tree, and a free list of several ranges. */
+	for (int i = 0; i < 200; i++)
+		keep[i] = alloc_small_records((size_t)(i % 7 + 1) * 4096);
+	for (int i = 0; i < 200; i += 3)
+		uvm_vfree(keep[i]);
+	uvm_purge();
+	for (int i = 1; i < 200; i += 3)
+		uvm_vfree(keep[i]);
+	printf("ready\n");
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin)) {
+		if (sscanf(line, "c %15s %u", kind, &seed) == 2)
+			corrupt_one(kind, seed);
+		else if (line[0] == 'r' && saved_addr)
+			memcpy((void *)(uintptr_t)saved_addr, saved, saved_len);
+		printf("ready\n");
+		fflush(stdout);
+	}
+	_exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "areas";
 
 	if (!strcmp(mode, "hammer"))
 		hammer();
+	else if (!strcmp(mode, "many") && argc > 2)
+		many(atol(argv[2]));
+	else if (!strcmp(mode, "corrupt"))
+		corrupt();
 	else if (!strcmp(mode, "idle")) {
 		printf("ready\n");
 		fflush(stdout);

@@ -7,6 +7,7 @@
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -16,9 +17,21 @@ static const Dwfl_Callbacks callbacks = {
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 };
 
+static char corrupt_why[192];
+
+enum target_err target_corrupt(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(corrupt_why, sizeof(corrupt_why), fmt, ap);
+	va_end(ap);
+	return T_CORRUPT;
+}
+
 const char *target_strerror(enum target_err e, pid_t pid)
 {
-	static char msg[256];
+	static char msg[384];
 
 	switch (e) {
 	case T_OK:
@@ -45,6 +58,10 @@ const char *target_strerror(enum target_err e, pid_t pid)
 		break;
 	case T_TORN:
 		snprintf(msg, sizeof(msg), "process %d changed its allocator state under every retry: try again", (int)pid);
+		break;
+	case T_CORRUPT:
+		snprintf(msg, sizeof(msg), "process %d has an inconsistent allocator state (%s): its memory may be corrupted",
+			 (int)pid, corrupt_why);
 		break;
 	}
 	return msg;
@@ -131,6 +148,54 @@ static int alive(pid_t pid)
 	return state && state[1] == ' ' && state[2] != 'Z' && state[2] != 'X';
 }
 
+/*
+ * Limits no real layout comes near; they keep every later offset, product
+ * and loop of a hostile descriptor in range.
+ */
+#define LAYOUT_MAX (1u << 20) /* a structure's size */
+#define OBJECT_MAX 512u       /* a vmap_area's size: read into buffers of this size */
+#define COUNT_MAX 4096u       /* regions, vmap nodes, NUMA nodes */
+
+/* Does a field of width bytes at offset off lie inside a structure of size bytes? */
+static int fits(uint64_t off, uint64_t width, uint64_t size) { return size <= LAYOUT_MAX && off <= size - width && width <= size; }
+
+#define NEED(cond, what) \
+	do { \
+		if (!(cond)) \
+			return target_corrupt("descriptor: %s", what); \
+	} while (0)
+
+/* Every size, offset and count a reader will trust, range-checked once. */
+static enum target_err check_descriptor(const struct uvm_descriptor *d)
+{
+	uint64_t vs = d->va_size, rs = d->region_size, ns = d->node_size, ss = d->space_size;
+
+	NEED(d->page_size >= 4096 && d->page_size <= (1u << 30) && !(d->page_size & (d->page_size - 1)),
+	     "page_size is not a power of two from 4 KiB to 1 GiB");
+	NEED(vs >= 16 && vs <= OBJECT_MAX, "va_size out of range");
+	NEED(fits(d->va_start, 8, vs) && fits(d->va_end, 8, vs) && fits(d->va_rb, 8, vs) && fits(d->va_left, 8, vs) &&
+		     fits(d->va_right, 8, vs) && fits(d->va_caller, 8, vs) && fits(d->va_list, 8, vs) &&
+		     fits(d->va_flags, 4, vs) && fits(d->va_live, 4, vs),
+	     "a vmap_area field lies outside va_size");
+	NEED(d->va_nid_shift < 32, "va_nid_shift out of range");
+	NEED(d->max_regions >= 1 && d->max_regions <= COUNT_MAX, "max_regions out of range");
+	NEED(fits(d->region_base, 8, rs) && fits(d->region_end, 8, rs) && fits(d->region_committed, 8, rs) &&
+		     fits(d->region_nid, 4, rs),
+	     "a region field lies outside region_size");
+	NEED(d->nr_nodes >= 1 && d->nr_nodes <= COUNT_MAX, "nr_nodes out of range");
+	NEED(fits(d->busy_root, 8, ns) && fits(d->busy_seq, 8, ns) && fits(d->busy_nr, 8, ns) &&
+		     fits(d->lazy_root, 8, ns) && fits(d->lazy_seq, 8, ns) && fits(d->lazy_nr, 8, ns) &&
+		     fits(d->pool_nr, 8, ns) && fits(d->pool_bytes, 8, ns),
+	     "a vmap node field lies outside node_size");
+	NEED(d->nr_spaces >= 1 && d->nr_spaces <= COUNT_MAX, "nr_spaces out of range");
+	NEED(fits(d->space_list, 16, ss) && fits(d->space_seq, 8, ss) && fits(d->space_count, 8, ss),
+	     "a free-space field lies outside space_size");
+	NEED(d->pcp_link < LAYOUT_MAX && d->pcp_hits < LAYOUT_MAX && d->pcp_misses < LAYOUT_MAX &&
+		     d->pcp_allocs < LAYOUT_MAX && d->pcp_frees < LAYOUT_MAX,
+	     "a thread cache field offset out of range");
+	return T_OK;
+}
+
 enum target_err target_open(struct target *t, pid_t pid)
 {
 	struct find_ctx ctx = { 0 };
@@ -159,7 +224,7 @@ enum target_err target_open(struct target *t, pid_t pid)
 		return T_NOT_READY;
 	if (t->d.version != UVM_DESCRIPTOR_VERSION || t->d.size < sizeof(t->d))
 		return T_VERSION;
-	return T_OK;
+	return check_descriptor(&t->d);
 }
 
 void target_close(struct target *t)

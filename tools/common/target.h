@@ -28,7 +28,11 @@ enum target_err {
 	T_NOT_READY,   /* the library is loaded but not set up yet */
 	T_VERSION,     /* a descriptor version this vminfo does not know */
 	T_TORN,        /* the state kept changing under every retry */
+	T_CORRUPT,     /* the descriptor or a structure is inconsistent while it stands still */
 };
+
+/* Record why the target's state is inconsistent (printf format) for target_strerror; returns T_CORRUPT. */
+enum target_err target_corrupt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 const char *target_strerror(enum target_err e, pid_t pid);
 /* Find the process, its modules and its descriptor. */

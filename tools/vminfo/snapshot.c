@@ -12,8 +12,9 @@
 #include <unistd.h>
 
 #define RETRIES 2000
-#define MAX_DEPTH 128
-#define MAX_ITEMS (64u << 20)
+#define CHUNK 1024            /* IOV_MAX: the objects one process_vm_readv reads */
+#define MAX_AREAS (32u << 20) /* what a reader holds at most, whatever the regions could */
+#define MAX_CACHES (1u << 20) /* thread caches */
 
 static int push(struct area **v, size_t *n, size_t *cap, const struct area *a)
 {
@@ -30,7 +31,7 @@ static int push(struct area **v, size_t *n, size_t *cap, const struct area *a)
 	return 0;
 }
 
-/* The fields of one vmap_area object, copied out of the target into o. */
+/* The fields of one vmap_area object, copied out of the target into o (the descriptor says they fit). */
 static void decode(const struct uvm_descriptor *d, const unsigned char *o, struct area *a)
 {
 #define FIELD(off, type) (*(const type *)(o + (off)))
@@ -44,36 +45,136 @@ static void decode(const struct uvm_descriptor *d, const unsigned char *o, struc
 #undef FIELD
 }
 
-/* One vmap_area object of the target, decoded, with its list link. */
-static enum target_err read_area(const struct target *t, uint64_t va, struct area *a, uint64_t *next)
+/* The region holding [start, end), or NULL: regions are sorted and disjoint. */
+static const struct region_info *region_holding(const struct snapshot *s, uint64_t start, uint64_t end)
 {
-	unsigned char buf[512];
-	enum target_err e;
+	size_t lo = 0, hi = s->nregions;
 
-	if (t->d.va_size > sizeof(buf))
-		return T_VERSION;
-	e = target_read(t, va, buf, t->d.va_size);
-	if (e)
-		return e;
-	decode(&t->d, buf, a);
-	*next = *(const uint64_t *)(buf + t->d.va_list);
-	return T_OK;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->regions[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nregions && s->regions[lo].base <= start && end <= s->regions[lo].end ? &s->regions[lo] : NULL;
+}
+
+/* Why a could not be an area lying in [lo, hi), or NULL when it could. */
+static const char *bad_area(const struct target *t, const struct snapshot *s, const struct area *a, uint64_t lo,
+			    uint64_t hi)
+{
+	uint64_t mask = t->d.page_size - 1;
+
+	if (a->start >= a->end || (a->start & mask) || (a->end & mask))
+		return "an empty or unaligned area";
+	if (a->start < lo || a->end > hi)
+		return "an area out of its tree or list order (overlap or cycle)";
+	if (!region_holding(s, a->start, a->end))
+		return "an area outside every region";
+	return NULL;
+}
+
+/* A link to a vmap_area (at offset off in it): its object's address, or 0 when it cannot be one. */
+static uint64_t object_of(uint64_t link, uint64_t off)
+{
+	return link >= off && !((link - off) & 7) ? link - off : 0;
+}
+
+static enum target_err from_errno(int err)
+{
+	return err == ESRCH ? T_NO_PROCESS : err == EPERM ? T_PERMISSION : T_TORN;
+}
+
+/*
+ * All nodes of a tree, a level at a time: one process_vm_readv reads CHUNK
+ * objects of a level, so a walk takes about as many syscalls as the tree has
+ * levels (and CHUNKs) and fits between a busy target's changes.  Each node
+ * carries the range its ancestors leave it (busy and lazy trees are keyed by
+ * start address), so sorting the nodes gives the in-order walk.
+ */
+struct pending {
+	uint64_t node, lo, hi;
+};
+
+struct level {
+	struct pending *v;
+	size_t n, cap;
+};
+
+static int level_add(struct level *l, uint64_t node, uint64_t lo, uint64_t hi)
+{
+	if (l->n == l->cap) {
+		size_t c = l->cap ? l->cap * 2 : CHUNK;
+		struct pending *p = realloc(l->v, c * sizeof(*p));
+
+		if (!p)
+			return -1;
+		l->v = p;
+		l->cap = c;
+	}
+	l->v[l->n++] = (struct pending){ node, lo, hi };
+	return 0;
+}
+
+static enum target_err read_chunk(const struct target *t, const struct pending *p, size_t n, unsigned char *buf)
+{
+	struct iovec local[CHUNK], remote[CHUNK];
+	size_t size = t->d.va_size;
+	ssize_t got;
+
+	for (size_t i = 0; i < n; i++) {
+		local[i] = (struct iovec){ buf + i * size, size };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)p[i].node, size };
+	}
+	got = process_vm_readv(t->pid, local, n, remote, n, 0);
+	if (got == (ssize_t)(n * size))
+		return T_OK;
+	return got < 0 ? from_errno(errno) : T_TORN;
 }
 
 struct sink {
 	struct area **v;
 	size_t *n, *cap;
 	unsigned vnode;
+	const char *what; /* "busy tree", "lazy tree" */
 };
 
-/*
- * All nodes of a tree, a level at a time: one process_vm_readv reads a whole
- * level (up to IOV_MAX objects), so a walk takes about as many syscalls as
- * the tree is deep and fits between a busy target's changes.  Busy and lazy
- * trees are keyed by start address, so sorting the nodes gives the in-order
- * walk.
- */
-#define LEVEL_MAX 1024
+/* One level's nodes: their areas to out, their children to next. */
+static enum target_err walk_level(const struct target *t, const struct snapshot *s, const struct level *cur,
+				  struct level *next, struct sink *out)
+{
+	static unsigned char buf[CHUNK * 512]; /* va_size is at most 512 (target.c) */
+	const struct uvm_descriptor *d = &t->d;
+	enum target_err e;
+
+	for (size_t i = 0; i < cur->n; i += CHUNK) {
+		size_t k = cur->n - i < CHUNK ? cur->n - i : CHUNK;
+
+		if ((e = read_chunk(t, cur->v + i, k, buf)))
+			return e == T_TORN ? target_corrupt("%s: a node that cannot be read", out->what) : e;
+		for (size_t j = 0; j < k; j++) {
+			const unsigned char *o = buf + j * d->va_size;
+			const struct pending *p = &cur->v[i + j];
+			uint64_t left = *(const uint64_t *)(o + d->va_left), right = *(const uint64_t *)(o + d->va_right);
+			const char *bad;
+			struct area a;
+
+			decode(d, o, &a);
+			a.vnode = out->vnode;
+			if ((bad = bad_area(t, s, &a, p->lo, p->hi)))
+				return target_corrupt("%s: %s at 0x%llx", out->what, bad, (unsigned long long)p->node);
+			if ((left && !object_of(left, d->va_rb)) || (right && !object_of(right, d->va_rb)))
+				return target_corrupt("%s: a misaligned link at 0x%llx", out->what, (unsigned long long)p->node);
+			if (push(out->v, out->n, out->cap, &a) ||
+			    (left && level_add(next, left - d->va_rb, p->lo, a.start)) ||
+			    (right && level_add(next, right - d->va_rb, a.end, p->hi)))
+				return target_corrupt("%s: more areas than vminfo can hold", out->what);
+		}
+	}
+	return T_OK;
+}
 
 static int by_start(const void *x, const void *y)
 {
@@ -82,178 +183,255 @@ static int by_start(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
-static enum target_err read_level(const struct target *t, const uint64_t *nodes, size_t n, unsigned char *buf)
+/* A red-black tree of n nodes is at most 2 log2(n + 1) deep. */
+static unsigned depth_limit(uint64_t n)
 {
-	struct iovec local[LEVEL_MAX], remote[LEVEL_MAX];
-	size_t size = t->d.va_size;
-	ssize_t got;
+	unsigned bits = 1;
 
-	for (size_t i = 0; i < n; i++) {
-		local[i] = (struct iovec){ buf + i * size, size };
-		remote[i] = (struct iovec){ (void *)(uintptr_t)(nodes[i] - t->d.va_rb), size };
-	}
-	got = process_vm_readv(t->pid, local, n, remote, n, 0);
-	if (got == (ssize_t)(n * size))
-		return T_OK;
-	return got < 0 && (errno == ESRCH || errno == EPERM) ? (errno == ESRCH ? T_NO_PROCESS : T_PERMISSION) : T_TORN;
+	while (n >>= 1)
+		bits++;
+	return 2 * bits + 2;
 }
 
-static enum target_err walk(const struct target *t, uint64_t root, struct sink *out, size_t budget)
+static enum target_err walk(const struct target *t, const struct snapshot *s, uint64_t root, struct sink *out)
 {
-	static uint64_t level[LEVEL_MAX], next[LEVEL_MAX];
-	static unsigned char buf[LEVEL_MAX * 512];
-	size_t n = root ? 1 : 0, mark = *out->n;
-	enum target_err e;
+	struct level cur = { 0 }, next = { 0 }, swap;
+	size_t mark = *out->n;
+	unsigned depth = 0, limit = depth_limit(s->max_areas);
+	enum target_err e = T_OK;
 
-	if (t->d.va_size > 512)
-		return T_VERSION;
-	level[0] = root;
-	for (unsigned depth = 0; n; depth++) {
-		size_t m = 0;
-
-		if (depth > MAX_DEPTH || n > budget)
-			return T_TORN;
-		budget -= n;
-		if ((e = read_level(t, level, n, buf)))
-			return e;
-		for (size_t i = 0; i < n; i++) {
-			const unsigned char *o = buf + i * t->d.va_size;
-			uint64_t kids[2] = { *(const uint64_t *)(o + t->d.va_left), *(const uint64_t *)(o + t->d.va_right) };
-			struct area a;
-
-			decode(&t->d, o, &a);
-			a.vnode = out->vnode;
-			if (push(out->v, out->n, out->cap, &a))
-				return T_TORN;
-			for (int k = 0; k < 2; k++)
-				if (kids[k]) {
-					if (m == LEVEL_MAX)
-						return T_TORN;
-					next[m++] = kids[k];
-				}
+	if (root && (!object_of(root, t->d.va_rb) || level_add(&cur, root - t->d.va_rb, 0, UINT64_MAX)))
+		e = target_corrupt("%s: a misaligned root", out->what);
+	while (!e && cur.n) {
+		if (++depth > limit || *out->n - mark + cur.n > s->max_areas) {
+			e = target_corrupt("%s: deeper or larger than the regions allow", out->what);
+			break;
 		}
-		memcpy(level, next, m * sizeof(level[0]));
-		n = m;
+		next.n = 0;
+		e = walk_level(t, s, &cur, &next, out);
+		swap = cur, cur = next, next = swap;
 	}
-	qsort(*out->v + mark, *out->n - mark, sizeof(struct area), by_start);
+	free(cur.v);
+	free(next.v);
+	if (!e)
+		qsort(*out->v + mark, *out->n - mark, sizeof(struct area), by_start);
+	return e;
+}
+
+/*
+ * Retry read until it meets two equal, even values of the counter at
+ * seq_addr.  What read found wrong stands (T_CORRUPT) only when the counter
+ * did not move; a counter that stays at one odd value is a writer that
+ * never finishes.
+ */
+static enum target_err consistent(const struct target *t, uint64_t seq_addr, const char *what,
+				  enum target_err (*read)(const struct target *, const struct snapshot *, uint64_t, void *),
+				  const struct snapshot *s, uint64_t arg, void *out, void (*reset)(void *))
+{
+	uint64_t first = 0;
+	int stuck = 1;
+
+	for (int try = 0; try < RETRIES; try++) {
+		uint64_t seq1, seq2;
+		enum target_err e = target_u64(t, seq_addr, &seq1);
+
+		if (e)
+			return e == T_TORN ? target_corrupt("%s: its sequence counter cannot be read", what) : e;
+		if (!try)
+			first = seq1;
+		stuck &= seq1 == first;
+		if (!(seq1 & 1)) {
+			e = read(t, s, arg, out);
+			if (e == T_NO_PROCESS || e == T_PERMISSION)
+				return e;
+			if (!target_u64(t, seq_addr, &seq2) && seq1 == seq2)
+				return e;
+		}
+		reset(out);
+		usleep(try < 10 ? 0 : 100);
+	}
+	return stuck && (first & 1) ? target_corrupt("%s: its sequence counter stays odd", what) : T_TORN;
+}
+
+struct tree_read {
+	struct sink sink;
+	size_t mark;
+};
+
+static enum target_err tree_once(const struct target *t, const struct snapshot *s, uint64_t root_addr, void *arg)
+{
+	struct tree_read *r = arg;
+	uint64_t root;
+	enum target_err e = target_u64(t, root_addr, &root);
+
+	if (e)
+		return e == T_TORN ? target_corrupt("%s: its root cannot be read", r->sink.what) : e;
+	return walk(t, s, root, &r->sink);
+}
+
+static void tree_reset(void *arg)
+{
+	struct tree_read *r = arg;
+
+	*r->sink.n = r->mark;
+}
+
+static enum target_err read_tree(const struct target *t, const struct snapshot *s, uint64_t root_addr,
+				 uint64_t seq_addr, struct sink *out)
+{
+	struct tree_read r = { *out, *out->n };
+
+	return consistent(t, seq_addr, out->what, tree_once, s, root_addr, &r, tree_reset);
+}
+
+struct free_read {
+	struct snapshot *s;
+	size_t mark;
+};
+
+/* The address-ordered free list of one NUMA node: each range must start at or after the last one's end. */
+static enum target_err free_once(const struct target *t, const struct snapshot *s, uint64_t space, void *arg)
+{
+	struct free_read *r = arg;
+	const struct uvm_descriptor *d = &t->d;
+	uint64_t head = space + d->space_list, next, prev_end = 0;
+	unsigned char buf[512];
+	enum target_err e = target_u64(t, head, &next);
+
+	while (!e && next != head) {
+		uint64_t va = object_of(next, d->va_list);
+		const char *bad;
+		struct area a;
+
+		if (!va)
+			return target_corrupt("free list: a misaligned link 0x%llx", (unsigned long long)next);
+		if (s->nfree - r->mark >= s->max_areas)
+			return target_corrupt("free list: longer than the regions allow");
+		if ((e = target_read(t, va, buf, d->va_size)))
+			break;
+		decode(d, buf, &a);
+		next = *(const uint64_t *)(buf + d->va_list);
+		if ((bad = bad_area(t, s, &a, prev_end, UINT64_MAX)))
+			return target_corrupt("free list: %s at 0x%llx", bad, (unsigned long long)va);
+		prev_end = a.end;
+		if (push(&r->s->free, &r->s->nfree, &r->s->cap_free, &a))
+			return target_corrupt("free list: more ranges than vminfo can hold");
+	}
+	return e == T_TORN ? target_corrupt("free list: an entry that cannot be read") : e;
+}
+
+static void free_reset(void *arg)
+{
+	struct free_read *r = arg;
+
+	r->s->nfree = r->mark;
+}
+
+static enum target_err read_free(const struct target *t, uint64_t space, struct snapshot *s)
+{
+	struct free_read r = { s, s->nfree };
+
+	return consistent(t, space + t->d.space_seq, "free list", free_once, s, space, &r, free_reset);
+}
+
+static int by_base(const void *x, const void *y)
+{
+	const struct region_info *a = x, *b = y;
+
+	return a->base < b->base ? -1 : a->base > b->base;
+}
+
+/* The regions in use, sorted and checked: aligned, disjoint, each of a known NUMA node. */
+static enum target_err read_regions(const struct target *t, struct snapshot *s)
+{
+	const struct uvm_descriptor *d = &t->d;
+	uint64_t n, total = 0, mask = d->page_size - 1;
+	unsigned char *buf;
+	enum target_err e = target_u64(t, d->nr_regions, &n);
+
+	if (e)
+		return e == T_TORN ? target_corrupt("nr_regions cannot be read") : e;
+	n &= 0xffffffffu; /* an int */
+	if (n > d->max_regions)
+		return target_corrupt("nr_regions %llu above max_regions", (unsigned long long)n);
+	buf = malloc(n * d->region_size + 1);
+	s->regions = calloc(n + 1, sizeof(*s->regions));
+	if (!buf || !s->regions) {
+		free(buf);
+		return target_corrupt("no memory for %llu regions", (unsigned long long)n);
+	}
+	if ((e = target_read(t, d->regions, buf, n * d->region_size))) {
+		free(buf);
+		return e == T_TORN ? target_corrupt("the regions cannot be read") : e;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		const unsigned char *o = buf + i * d->region_size;
+		struct region_info r = { *(const uint64_t *)(o + d->region_base), *(const uint64_t *)(o + d->region_end),
+					 *(const uint64_t *)(o + d->region_committed), *(const uint32_t *)(o + d->region_nid) };
+
+		if (r.base == r.end)
+			continue; /* released */
+		if (r.base > r.end || (r.base & mask) || (r.end & mask) || r.committed < r.base || r.committed > r.end ||
+		    r.nid >= d->nr_spaces) {
+			free(buf);
+			return target_corrupt("region %llu: bounds, commit mark or node out of range", (unsigned long long)i);
+		}
+		s->regions[s->nregions++] = r;
+	}
+	free(buf);
+	qsort(s->regions, s->nregions, sizeof(*s->regions), by_base);
+	for (unsigned i = 0; i < s->nregions; i++) {
+		if (i && s->regions[i].base < s->regions[i - 1].end)
+			return target_corrupt("regions %u and %u overlap", i - 1, i);
+		total += (s->regions[i].end - s->regions[i].base) / d->page_size;
+	}
+	s->max_areas = total < MAX_AREAS ? total : MAX_AREAS;
 	return T_OK;
 }
 
 /*
- * How many items a walk may visit: what the structure's own counter says,
- * with room for changes.  A walk that raced a writer can meet links that no
- * longer make a tree; the budget ends it, and the sequence check discards it.
+ * Brent's cycle finding: a list that comes back to an entry it passed meets
+ * the saved entry within twice the cycle's length.
  */
-static size_t budget_of(const struct target *t, uint64_t count_addr)
+struct cycle {
+	uint64_t saved;
+	size_t power, steps;
+};
+
+static int cycle_step(struct cycle *c, uint64_t p)
 {
-	uint64_t n;
-
-	if (target_u64(t, count_addr, &n) || n > MAX_ITEMS)
-		return MAX_ITEMS;
-	return (size_t)n * 2 + 64;
-}
-
-/* A whole tree between two equal, even sequence values. */
-static enum target_err read_tree(const struct target *t, uint64_t root_addr, uint64_t seq_addr, uint64_t nr_addr,
-				 struct sink *out)
-{
-	size_t mark = *out->n;
-
-	for (int try = 0; try < RETRIES; try++) {
-		uint64_t seq1, seq2, root;
-		size_t budget = budget_of(t, nr_addr);
-		enum target_err e = target_u64(t, seq_addr, &seq1);
-
-		if (!e && !(seq1 & 1))
-			e = target_u64(t, root_addr, &root);
-		if (!e && !(seq1 & 1))
-			e = walk(t, root, out, budget);
-		if (e == T_NO_PROCESS || e == T_PERMISSION || e == T_VERSION)
-			return e;
-		if (!e && !(seq1 & 1) && !target_u64(t, seq_addr, &seq2) && seq1 == seq2)
-			return T_OK;
-		*out->n = mark;
-		usleep(try < 10 ? 0 : 100);
+	if (p == c->saved)
+		return 1;
+	if (++c->steps == c->power) {
+		c->saved = p;
+		c->power *= 2;
+		c->steps = 0;
 	}
-	return T_TORN;
+	return 0;
 }
 
-/* The free list of one NUMA node, also between equal sequence values. */
-static enum target_err read_free(const struct target *t, uint64_t space, struct snapshot *s)
-{
-	const struct uvm_descriptor *d = &t->d;
-	uint64_t head = space + d->space_list;
-	size_t mark = s->nfree;
-
-	for (int try = 0; try < RETRIES; try++) {
-		uint64_t seq1, seq2, next;
-		size_t budget = budget_of(t, space + d->space_count);
-		enum target_err e = target_u64(t, space + d->space_seq, &seq1);
-
-		if (!e && !(seq1 & 1))
-			e = target_u64(t, head, &next);
-		while (!e && !(seq1 & 1) && next != head) {
-			struct area a;
-
-			if (!budget--) {
-				e = T_TORN;
-				break;
-			}
-			e = read_area(t, next - d->va_list, &a, &next);
-			if (!e && push(&s->free, &s->nfree, &s->cap_free, &a))
-				e = T_TORN;
-		}
-		if (e == T_NO_PROCESS || e == T_PERMISSION)
-			return e;
-		if (!e && !(seq1 & 1) && !target_u64(t, space + d->space_seq, &seq2) && seq1 == seq2)
-			return T_OK;
-		s->nfree = mark;
-		usleep(try < 10 ? 0 : 100);
-	}
-	return T_TORN;
-}
-
-static enum target_err read_regions(const struct target *t, struct snapshot *s)
-{
-	const struct uvm_descriptor *d = &t->d;
-	uint64_t n;
-	enum target_err e = target_u64(t, d->nr_regions, &n);
-
-	n &= 0xffffffffu; /* an int */
-	if (e)
-		return e;
-	if (n > d->max_regions || n > 64)
-		return T_TORN;
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t r = d->regions + i * d->region_size, nid;
-
-		if ((e = target_u64(t, r + d->region_base, &s->regions[i].base)) ||
-		    (e = target_u64(t, r + d->region_end, &s->regions[i].end)) ||
-		    (e = target_u64(t, r + d->region_committed, &s->regions[i].committed)) ||
-		    (e = target_u64(t, r + d->region_nid, &nid)))
-			return e;
-		s->regions[i].nid = (unsigned)(nid & 0xffffffffu);
-	}
-	s->nregions = (unsigned)n;
-	return T_OK;
-}
-
-/* Per-thread counters: the live caches' plus what exited threads folded in.  Approximate while threads come and go. */
+/*
+ * Per-thread counters: the live caches' plus what exited threads folded in.
+ * Approximate while threads come and go: the list has no sequence counter,
+ * so an entry that cannot be read ends the walk; a cycle is corruption.
+ */
 static enum target_err read_caches(const struct target *t, struct snapshot *s)
 {
 	const struct uvm_descriptor *d = &t->d;
 	uint64_t next, v;
-	size_t budget = 1 << 20;
+	struct cycle c = { d->pcp_live, 1, 0 };
 	enum target_err e;
 
 	if ((e = target_u64(t, d->pcp_exited_allocs, &s->allocs)) || (e = target_u64(t, d->pcp_exited_frees, &s->frees)) ||
 	    (e = target_u64(t, d->pcp_exited_hits, &s->cache_hits)) ||
 	    (e = target_u64(t, d->pcp_exited_misses, &s->cache_misses)) || (e = target_u64(t, d->pcp_live, &next)))
-		return e;
-	while (next != d->pcp_live && budget--) {
+		return e == T_TORN ? target_corrupt("the thread caches' counters cannot be read") : e;
+	for (size_t n = 0; next != d->pcp_live; n++) {
 		uint64_t p = next - d->pcp_link;
 
-		if (target_u64(t, p + d->pcp_allocs, &v))
+		if (n == MAX_CACHES || (n && cycle_step(&c, next)))
+			return target_corrupt("the list of thread caches loops or has over %u entries", MAX_CACHES);
+		if ((next & 7) || target_u64(t, p + d->pcp_allocs, &v))
 			break;
 		s->allocs += v; /* a thread's allocs are those its cache missed, its hits are the rest */
 		if (!target_u64(t, p + d->pcp_frees, &v))
@@ -279,7 +457,7 @@ static enum target_err read_counters(const struct target *t, struct snapshot *s)
 	    (e = target_u64(t, d->os_madvise, &s->madvise_calls)) || (e = target_u64(t, d->os_mremap, &s->mremap_calls)) ||
 	    (e = target_u64(t, d->os_other, &s->other_calls)) || (e = target_u64(t, d->purges, &s->purges)) ||
 	    (e = target_u64(t, d->purged_bytes, &s->purged_bytes)) || (e = target_u64(t, d->slabs, &s->slabs)))
-		return e;
+		return e == T_TORN ? target_corrupt("a counter cannot be read") : e;
 	return read_caches(t, s);
 }
 
@@ -315,7 +493,8 @@ static void read_smaps(pid_t pid, struct snapshot *s)
 enum target_err snapshot_take(const struct target *t, struct snapshot *s)
 {
 	const struct uvm_descriptor *d = &t->d;
-	struct sink busy = { &s->busy, &s->nbusy, &s->cap_busy, 0 }, lazy = { &s->lazy, &s->nlazy, &s->cap_lazy, 0 };
+	struct sink busy = { &s->busy, &s->nbusy, &s->cap_busy, 0, "busy tree" };
+	struct sink lazy = { &s->lazy, &s->nlazy, &s->cap_lazy, 0, "lazy tree" };
 	enum target_err e;
 
 	if ((e = read_regions(t, s)))
@@ -324,8 +503,8 @@ enum target_err snapshot_take(const struct target *t, struct snapshot *s)
 		uint64_t node = d->nodes + i * d->node_size, v;
 
 		busy.vnode = lazy.vnode = (unsigned)i;
-		if ((e = read_tree(t, node + d->busy_root, node + d->busy_seq, node + d->busy_nr, &busy)) ||
-		    (e = read_tree(t, node + d->lazy_root, node + d->lazy_seq, node + d->lazy_nr, &lazy)))
+		if ((e = read_tree(t, s, node + d->busy_root, node + d->busy_seq, &busy)) ||
+		    (e = read_tree(t, s, node + d->lazy_root, node + d->lazy_seq, &lazy)))
 			return e;
 		if (!target_u64(t, node + d->pool_bytes, &v))
 			s->pooled_bytes += v;
@@ -346,5 +525,6 @@ void snapshot_free(struct snapshot *s)
 	free(s->busy);
 	free(s->lazy);
 	free(s->free);
+	free(s->regions);
 	memset(s, 0, sizeof(*s));
 }

@@ -4,6 +4,13 @@
  * the free ranges, the regions and the counters.  Each tree is read whole
  * between two equal, even values of its sequence counter; a walk that raced
  * a change is retried.
+ *
+ * The target is not trusted: every area must be page-aligned, lie inside
+ * one region and inside the range its place in the tree allows, so areas
+ * are disjoint, a walk can meet no node twice and visits at most what the
+ * regions could hold.  What breaks that while the counter stands still is
+ * T_CORRUPT, naming what was wrong.  Memory: about 64 bytes per area (its
+ * record, and its place in the walk's queue while a level is read).
  */
 #ifndef VMINFO_SNAPSHOT_H
 #define VMINFO_SNAPSHOT_H
@@ -26,8 +33,9 @@ struct region_info {
 struct snapshot {
 	struct area *busy, *lazy, *free;
 	size_t nbusy, nlazy, nfree, cap_busy, cap_lazy, cap_free;
-	struct region_info regions[64];
+	struct region_info *regions; /* in use (released ones left out), by address */
 	unsigned nregions;
+	uint64_t max_areas;          /* the most page-aligned areas the regions could hold */
 	uint64_t pooled_bytes, pooled_count;
 	uint64_t allocs, frees, cache_hits, cache_misses;
 	uint64_t mmap_calls, mprotect_calls, madvise_calls, mremap_calls, other_calls;

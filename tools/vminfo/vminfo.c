@@ -29,10 +29,17 @@ struct opts {
 	const char *svg;
 };
 
-/* Symbolized callers, computed once per area. */
+/* A live area and its caller's name ("" for none). */
 struct line {
 	const struct area *a;
-	char caller[256];
+	const char *caller;
+};
+
+/* Callers' names, one per distinct address: a million areas come from a few hundred callers. */
+struct names {
+	uint64_t *addr;
+	char (*name)[256];
+	size_t n;
 };
 
 static void usage(FILE *f)
@@ -175,21 +182,54 @@ static int by_caller(const void *x, const void *y)
 	return c ? c : by_addr(x, y);
 }
 
-static struct line *live_lines(const struct target *t, const struct snapshot *s, enum sort_key key, size_t *n)
+static int by_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Symbolize each distinct caller of the live areas once. */
+static int names_of(const struct target *t, const struct snapshot *s, struct names *nm)
+{
+	size_t k = 0;
+
+	nm->addr = malloc((s->nbusy + 1) * sizeof(*nm->addr));
+	if (!nm->addr)
+		return -1;
+	for (size_t i = 0; i < s->nbusy; i++)
+		if (s->busy[i].live && s->busy[i].caller)
+			nm->addr[k++] = s->busy[i].caller;
+	qsort(nm->addr, k, sizeof(*nm->addr), by_u64);
+	nm->n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!nm->n || nm->addr[nm->n - 1] != nm->addr[i])
+			nm->addr[nm->n++] = nm->addr[i];
+	nm->name = malloc((nm->n + 1) * sizeof(*nm->name));
+	if (!nm->name)
+		return -1;
+	for (size_t i = 0; i < nm->n; i++)
+		target_symbol(t, nm->addr[i], nm->name[i], sizeof(nm->name[i]));
+	return 0;
+}
+
+static const char *name_of(const struct names *nm, uint64_t caller)
+{
+	const uint64_t *at = caller ? bsearch(&caller, nm->addr, nm->n, sizeof(*nm->addr), by_u64) : NULL;
+
+	return at ? nm->name[at - nm->addr] : "";
+}
+
+static struct line *live_lines(const struct snapshot *s, const struct names *nm, enum sort_key key, size_t *n)
 {
 	struct line *l = calloc(s->nbusy ? s->nbusy : 1, sizeof(*l));
 
 	*n = 0;
 	if (!l)
 		return NULL;
-	for (size_t i = 0; i < s->nbusy; i++) {
-		if (!s->busy[i].live)
-			continue;
-		l[*n].a = &s->busy[i];
-		if (s->busy[i].caller)
-			target_symbol(t, s->busy[i].caller, l[*n].caller, sizeof(l[*n].caller));
-		(*n)++;
-	}
+	for (size_t i = 0; i < s->nbusy; i++)
+		if (s->busy[i].live)
+			l[(*n)++] = (struct line){ &s->busy[i], name_of(nm, s->busy[i].caller) };
 	qsort(l, *n, sizeof(*l), key == BY_SIZE ? by_size : key == BY_CALLER ? by_caller : by_addr);
 	return l;
 }
@@ -357,35 +397,37 @@ static int report(const struct opts *o)
 {
 	struct target t;
 	struct snapshot s = { 0 };
+	struct names nm = { 0 };
 	enum target_err e = target_open(&t, o->pid);
-	struct line *l;
-	size_t n;
+	struct line *l = NULL;
+	size_t n = 0;
+	int err = 0;
 
 	if (!e)
 		e = snapshot_take(&t, &s);
 	if (e) {
 		fprintf(stderr, "vminfo: %s\n", target_strerror(e, o->pid));
-		target_close(&t);
-		snapshot_free(&s);
-		return 10 + (int)e;
+		err = 10 + (int)e;
+	} else if (names_of(&t, &s, &nm) || !(l = live_lines(&s, &nm, o->sort, &n))) {
+		fprintf(stderr, "vminfo: out of memory for %zu areas\n", s.nbusy);
+		err = 1;
+	} else {
+		if (o->json)
+			print_json(&t, &s, l, n, o);
+		else
+			print_text(&t, &s, l, n, o);
+		if (o->svg && svg_write(o->svg, &t, &s)) {
+			fprintf(stderr, "vminfo: cannot write %s: %s\n", o->svg, strerror(errno));
+			err = 1;
+		}
+		fflush(stdout);
 	}
-	l = live_lines(&t, &s, o->sort, &n);
-	if (o->json)
-		print_json(&t, &s, l, n, o);
-	else
-		print_text(&t, &s, l, n, o);
-	if (o->svg && svg_write(o->svg, &t, &s)) {
-		fprintf(stderr, "vminfo: cannot write %s: %s\n", o->svg, strerror(errno));
-		free(l);
-		snapshot_free(&s);
-		target_close(&t);
-		return 1;
-	}
-	fflush(stdout);
 	free(l);
+	free(nm.addr);
+	free(nm.name);
 	snapshot_free(&s);
 	target_close(&t);
-	return 0;
+	return err;
 }
 
 int main(int argc, char **argv)
