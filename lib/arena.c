@@ -58,6 +58,7 @@ static struct {
 	uvm_lock_t commit_lock; /* serialises mprotect of a region's boundary and region growth */
 	size_t failed_need;      /* the smallest region that could not be reserved lately (commit_lock) */
 	uint64_t failed_until;   /* ... until this CLOCK_MONOTONIC_COARSE time */
+	size_t failed_free;      /* ... while the free trees held no more than this */
 } arena = { .commit_lock = UVM_LOCK_INIT };
 
 int arena_init(unsigned nr)
@@ -247,12 +248,86 @@ static size_t region_size(unsigned nid, size_t need)
 	return want;
 }
 
+/* Add a region for node nid of the size region_size gives, halving it while the kernel refuses, down to need. */
+static int reserve(unsigned nid, size_t need, uintptr_t *base, size_t *size)
+{
+	size_t want = region_size(nid, need), floor = need < REGION_MIN ? REGION_MIN : need;
+	int err;
+
+	/*
+	 * An address-space limit (ulimit -v, valgrind) refuses 64 GiB: ask for
+	 * less, halving down to REGION_MIN, then for just what is needed, so
+	 * the last of the room serves a small request too.
+	 */
+	while ((err = add_region(nid, want, base)) == ENOMEM && want > need)
+		want = want / 2 >= floor ? align_down(want / 2, UVM_PAGE_SIZE) : need;
+	*size = want;
+	return err;
+}
+
+/*
+ * Give back region r if its free tree holds it whole (the separating last
+ * page aside): no area, cached, lazy or pooled one included, lives in it.
+ * Called under commit_lock, which every region change and commit takes.
+ */
+static int release_if_unused(struct region *r)
+{
+	struct free_space *fs = &arena.node[r->nid];
+	uintptr_t base = r->base, end = r->end;
+	struct vmap_area *va, *spare = NULL;
+	LIST_HEAD(absorbed);
+
+	uvm_lock(&fs->lock);
+	va = va_find_free_at(&fs->tree, base);
+	if (va && va->va_end == end - UVM_PAGE_SIZE) {
+		seq_begin(fs);
+		fs->bytes -= va_size(va);
+		fs->count--;
+		va_clip(&fs->tree, va, base, va_size(va), &spare, &absorbed);
+		__atomic_store_n(&r->end, base, __ATOMIC_RELEASE); /* lock-free lookups now match nothing here */
+		seq_end(fs);
+	}
+	uvm_unlock(&fs->lock);
+	if (list_empty(&absorbed))
+		return 0;
+	meta_va_free_list(&absorbed);
+	os_unreserve(base, end - base);
+	os_free_meta(r->map, (end - base) >> UVM_PAGE_SHIFT << 3);
+	return 1;
+}
+
+/* Give back every region no area lives in; how many. */
+static int release_unused(void)
+{
+	int n = atomic_load_explicit(&uvm__nr_regions, memory_order_relaxed), released = 0;
+
+	for (int i = 0; i < n; i++)
+		if (uvm__regions[i].base != uvm__regions[i].end)
+			released += release_if_unused(&uvm__regions[i]);
+	return released;
+}
+
+/* Bytes in all free trees, read without their locks: a hint that frees came back. */
+static size_t free_total(void)
+{
+	size_t total = 0;
+
+	for (unsigned i = 0; i < arena.nr_nodes; i++)
+		total += __atomic_load_n(&arena.node[i].bytes, __ATOMIC_RELAXED);
+	return total;
+}
+
+/* Did a request this large fail lately, with nothing given back since that could make regions unused? */
+static bool failed_lately(size_t need)
+{
+	return need >= arena.failed_need && coarse_ns() < arena.failed_until && free_total() <= arena.failed_free;
+}
+
 int arena_grow(unsigned nid, size_t size, size_t align)
 {
-	size_t want;
 	struct vmap_area *va;
 	uintptr_t base;
-	size_t need;
+	size_t need, want;
 	LIST_HEAD(list);
 	int err;
 
@@ -260,22 +335,20 @@ int arena_grow(unsigned nid, size_t size, size_t align)
 	if (size > SIZE_MAX / 2 || align > SIZE_MAX / 4)
 		return ENOMEM;
 	need = align_up(size + align + UVM_PAGE_SIZE, UVM_PAGE_SIZE);
-	want = region_size(nid, need);
-	if (need < REGION_MIN)
-		need = REGION_MIN;
 	va = meta_va_alloc();
 	if (!va)
 		return ENOMEM;
 	uvm_lock(&arena.commit_lock); /* one grower at a time: regions[] is append-only */
-	if (need >= arena.failed_need && coarse_ns() < arena.failed_until) {
+	if (failed_lately(need)) {
 		err = ENOMEM;
 	} else {
-		/* An address-space limit (ulimit -v, valgrind) refuses 64 GiB: ask for less, down to what is needed. */
-		while ((err = add_region(nid, want, &base)) == ENOMEM && want / 2 >= need)
-			want = align_down(want / 2, UVM_PAGE_SIZE);
+		err = reserve(nid, need, &base, &want);
+		if (err == ENOMEM && release_unused())
+			err = reserve(nid, need, &base, &want);
 		if (err) {
 			arena.failed_need = need;
 			arena.failed_until = coarse_ns() + ARENA_RETRY_NS;
+			arena.failed_free = free_total();
 		}
 	}
 	uvm_unlock(&arena.commit_lock);
@@ -374,8 +447,10 @@ void arena_stats(struct uvm_stats *st)
 {
 	int n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
 
-	st->regions = (uint64_t)n;
 	for (int i = 0; i < n; i++) {
+		if (uvm__regions[i].base == uvm__regions[i].end)
+			continue; /* given back */
+		st->regions++;
 		st->reserved_bytes += uvm__regions[i].end - uvm__regions[i].base;
 		st->committed_bytes += atomic_load(&uvm__regions[i].committed) - uvm__regions[i].base;
 	}

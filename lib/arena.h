@@ -19,7 +19,7 @@
 #include "vmap.h"
 #include "uvmalloc.h"
 
-#define ARENA_MAX_REGIONS 64
+#define ARENA_MAX_REGIONS 256
 
 typedef struct vmap_area *_Atomic va_slot_t;
 
@@ -30,7 +30,13 @@ struct region {
 	unsigned nid;                /* the NUMA node it is bound to */
 };
 
-/* Append-only: a region, once published, never moves or goes away. */
+/*
+ * Append-only: a region, once published, never moves.  One given back
+ * (arena_grow, under an address-space limit) stays in its slot, empty
+ * (end == base), and its slot is never reused: lookups read these without
+ * a lock, and a slot rewritten in place could match another region's
+ * addresses halfway through.
+ */
 extern struct region uvm__regions[ARENA_MAX_REGIONS];
 extern _Atomic int uvm__nr_regions;
 
@@ -68,8 +74,10 @@ int arena_alloc(unsigned nid, struct vmap_area *va, size_t size, size_t align);
 size_t arena_reserved(unsigned nid);
 /*
  * Reserve another region for node nid that can hold size bytes aligned to
- * align.  A request at least as large as one that failed in the last
- * ARENA_RETRY_NS fails again at once, without asking the kernel.
+ * align.  When the kernel refuses (RLIMIT_AS), the regions no area lives in
+ * are given back and the reservation is tried again.  A request at least
+ * as large as one that failed in the last ARENA_RETRY_NS fails again at
+ * once, without asking the kernel, unless the free trees grew since.
  */
 #define ARENA_RETRY_NS (10 * 1000 * 1000)
 int arena_grow(unsigned nid, size_t size, size_t align);

@@ -50,6 +50,8 @@ int os_reserve(size_t size, uintptr_t *base)
 	return 0;
 }
 
+void os_unreserve(uintptr_t base, size_t size) { os_free_meta((void *)base, size); }
+
 int os_commit(uintptr_t addr, size_t size)
 {
 	count(&nr_mprotect);

@@ -13,6 +13,8 @@
 
 /* Reserve size bytes of address space: PROT_NONE, MAP_NORESERVE, named "uvmalloc" where the kernel can. */
 int os_reserve(size_t size, uintptr_t *base);
+/* Give a reservation back to the kernel whole (munmap): its pages and its address space. */
+void os_unreserve(uintptr_t base, size_t size);
 /* Make [addr, addr + size) of a reservation readable and writable (no page is touched). */
 int os_commit(uintptr_t addr, size_t size);
 /* Give the pages of [addr, addr + size) back; the range reads as zeroes afterwards. */
@@ -20,7 +22,7 @@ int os_release(uintptr_t addr, size_t size);
 /* Plain read/write anonymous memory for lib/'s own metadata, backed as it is touched. */
 void *os_alloc_meta(size_t size);
 
-/* Unmap metadata memory that was never used (a region that could not be reserved). */
+/* Unmap metadata memory (the page map of a region that could not be reserved, or was given back). */
 void os_free_meta(void *p, size_t size);
 /* MADV_HUGEPAGE (huge) or MADV_NOHUGEPAGE over a range: the VMA flag THP faults obey. */
 int os_hugepage(uintptr_t addr, size_t size, int huge);

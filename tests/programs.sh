@@ -84,5 +84,25 @@ mmaps=$(sed -n 's/.*syscalls [0-9]* (mmap \([0-9]*\).*/\1/p' fails.err)
 if [ -z "$mmaps" ] || [ "$mmaps" -gt 100 ]; then
 	echo "FAIL 1000 impossible requests made ${mmaps:-?} mmap calls"; cat fails.err; fail=1
 fi
-[ $fail = 1 ] || echo "ok   address-space limits (ulimit -v 70000; 6000 MiB in 64 MiB regions; 1000 failures, $mmaps mmaps)"
+# Regions no area lives in go back when the limit is reached: fill with 8 MiB blocks, free them all,
+# then one block of 75 % of what was held must fit (it needs the space of the emptied regions).
+echo '#include <stdio.h>
+#include <stdlib.h>
+int main(void)
+{
+	static void *p[4096];
+	size_t n = 0;
+	while (n < 4096 && (p[n] = malloc(8 << 20)))
+		n++;
+	for (size_t i = 0; i < n; i++)
+		free(p[i]);
+	void *q = malloc(n * (8 << 20) / 4 * 3);
+	printf("held %zu MiB, then %s\n", n * 8, q ? "75 %: ok" : "75 %: NULL");
+	return !q;
+}' > refill.c
+gcc -O1 -o refill refill.c
+if ! (ulimit -v 1000000 && LD_PRELOAD=$preload ./refill > refill.out); then
+	echo "FAIL ulimit -v 1000000: freed regions not given back: $(cat refill.out)"; fail=1
+fi
+[ $fail = 1 ] || echo "ok   address-space limits (ulimit -v 70000; 6000 MiB in 64 MiB regions; 1000 failures, $mmaps mmaps; $(cat refill.out))"
 exit $fail
