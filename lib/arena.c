@@ -178,6 +178,10 @@ static int add_region(unsigned nid, size_t size, uintptr_t *base)
 	if (!r->map)
 		return ENOMEM;
 	err = os_reserve(size, base);
+	if (!err && *base + size > (uintptr_t)1 << ARENA_ADDR_BITS) {
+		os_unreserve(*base, size); /* only with 5-level page tables and a hint, which we never give */
+		err = ENOMEM;
+	}
 	if (err) {
 		os_free_meta(r->map, size >> UVM_PAGE_SHIFT << 3);
 		return err;

@@ -20,6 +20,7 @@
 #include "uvmalloc.h"
 
 #define ARENA_MAX_REGIONS 256
+#define ARENA_ADDR_BITS 48 /* every region lies below 2^48: slab.h packs a count above its addresses */
 
 typedef struct vmap_area *_Atomic va_slot_t;
 

@@ -55,7 +55,8 @@ void slab_corrupt(const struct slab *s, const char *what, const void *where)
 static void check_header(const struct slab *s)
 {
 	if (*canary_of(s) != canary_value(s) || s->mask != (uvm__slab_key ^ (uintptr_t)s) ||
-	    !slab_link_ok(s, s->free) || !slab_link_ok(s, atomic_load_explicit(&s->remote, memory_order_relaxed)))
+	    !slab_link_ok(s, s->free) ||
+	    !slab_link_ok(s, slab_remote_head(atomic_load_explicit(&s->remote, memory_order_relaxed))))
 		slab_corrupt(s, "header", s);
 }
 
@@ -135,8 +136,9 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	area_set_live(va); /* VA_LIVE: a slab goes back by slab_release_empty only */
 	s = (struct slab *)va->va_start;
 	atomic_store_explicit(&s->owner, h, memory_order_relaxed);
-	atomic_store_explicit(&s->remote, NULL, memory_order_relaxed);
+	atomic_store_explicit(&s->remote, 0, memory_order_relaxed);
 	s->free = NULL;
+	s->orphan = 0;
 	s->mask = uvm__slab_key ^ (uintptr_t)s;
 	*canary_of(s) = canary_value(s);
 	s->size = (unsigned)class_size(cls);
@@ -165,22 +167,30 @@ void slab_release_empty(struct slab *s)
 	area_free(area_take(va->va_start));
 }
 
-/* Move the remote frees onto the local list. */
+/*
+ * Move the remote frees onto the local list: onto an empty one (the slow
+ * path's case) as they are, with no walk, so no remotely freed object is
+ * touched before it is handed out again; onto a non-empty one (a thread's
+ * exit) through their tail.
+ */
 static void collect(struct slab *s)
 {
-	void *r = atomic_exchange_explicit(&s->remote, NULL, memory_order_acquire);
+	uintptr_t r = atomic_exchange_explicit(&s->remote, 0, memory_order_acquire);
+	void *head = slab_remote_head(r), *tail = head, *next;
 
 	check_header(s);
-	while (r) {
-		void *next = slab_link(s, r);
-
-		if (!slab_link_ok(s, next))
-			slab_corrupt(s, "remote free list", r);
-		slab_set_link(s, r, s->free);
-		s->free = r;
-		s->used--;
-		r = next;
+	s->used -= slab_remote_count(r);
+	if (!head)
+		return;
+	if (s->free) {
+		while ((next = slab_link(s, tail))) {
+			if (!slab_link_ok(s, next))
+				slab_corrupt(s, "remote free list", tail);
+			tail = next;
+		}
+		slab_set_link(s, tail, s->free);
 	}
+	s->free = head;
 }
 
 static bool has_room(struct slab *s)
@@ -191,6 +201,28 @@ static bool has_room(struct slab *s)
 }
 
 /* ------------------------------------------------------------ heaps */
+
+/*
+ * An orphan no thread will collect: the free that brings its remote count
+ * to its used objects (which nobody changes while it is orphaned) empties
+ * it, and releases it, unless a thread adopted it meanwhile.
+ */
+static void release_orphan(struct slab *s)
+{
+	bool empty;
+
+	uvm_lock(&sl.lock);
+	empty = s->orphan && slab_remote_count(atomic_load_explicit(&s->remote, memory_order_acquire)) == s->used;
+	if (empty) {
+		list_del(&s->link);
+		s->orphan = 0;
+		atomic_fetch_sub_explicit(&sl.nr_orphans[s->cls], 1, memory_order_relaxed);
+	}
+	uvm_unlock(&sl.lock);
+	if (empty)
+		slab_release_empty(s);
+}
+
 
 void slab_heap_init(struct slab_heap *h)
 {
@@ -218,9 +250,13 @@ void slab_heap_exit(struct slab_heap *h)
 			list_del(&s->link);
 			atomic_store_explicit(&s->owner, NULL, memory_order_release);
 			uvm_lock(&sl.lock);
+			s->orphan = 1;
 			list_add_tail(&s->link, &sl.orphans[c]);
 			atomic_fetch_add_explicit(&sl.nr_orphans[c], 1, memory_order_relaxed);
 			uvm_unlock(&sl.lock);
+			/* Its last remote free may have come before it was an orphan, and found none to release. */
+			if (slab_remote_count(atomic_load_explicit(&s->remote, memory_order_acquire)) == s->used)
+				release_orphan(s);
 		}
 	}
 }
@@ -272,6 +308,7 @@ static struct slab *adopt(struct slab_heap *h, unsigned c)
 	if (!list_empty(&sl.orphans[c])) {
 		s = list_first_entry(&sl.orphans[c], struct slab, link);
 		list_del(&s->link);
+		s->orphan = 0;
 		atomic_fetch_sub_explicit(&sl.nr_orphans[c], 1, memory_order_relaxed);
 	}
 	uvm_unlock(&sl.lock);
@@ -316,6 +353,24 @@ static struct slab *refill(struct slab_heap *h, unsigned c)
 	return s;
 }
 
+/* The head of s's free list, popped and checked; it was written when freed, so clearing its mark faults nothing. */
+static void *pop(struct slab *s)
+{
+	void *p = s->free;
+
+	s->free = slab_link(s, p);
+	if (unlikely(!slab_link_ok(s, s->free)))
+		slab_corrupt(s, "free list", p);
+	((uintptr_t *)p)[1] = 0; /* no longer marked free */
+	return p;
+}
+
+/*
+ * A never-used object is not written at all: its page is faulted in by its
+ * user, not by us (a program that allocates and never touches pays
+ * nothing).  A stale free mark left in it by an earlier life of the area
+ * only sends its first free to the slow path, which checks the lists.
+ */
 static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
 {
 	struct slab *s = h->cur[c];
@@ -329,34 +384,22 @@ static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
 		trace_snapshot();
 	}
 	check_header(s);
-	if (s->free) {
-		p = s->free;
-		s->free = slab_link(s, p);
-		if (!slab_link_ok(s, s->free))
-			slab_corrupt(s, "free list", p);
-	} else {
-		p = s->bump;
-		s->bump += s->size;
-	}
+	if (s->free)
+		return pop(s);
+	p = s->bump;
+	s->bump += s->size;
 	return p;
 }
 
 static void *alloc_in(struct slab_heap *h, unsigned c)
 {
 	struct slab *s = h->cur[c];
-	void *p;
+	void *p = likely(s && s->free) ? pop(s) : alloc_slow(h, c);
 
-	if (likely(s && s->free)) {
-		p = s->free;
-		s->free = slab_link(s, p);
-		if (unlikely(!slab_link_ok(s, s->free)))
-			slab_corrupt(s, "free list", p);
-	} else if (!(p = alloc_slow(h, c))) {
+	if (!p)
 		return NULL;
-	}
 	h->cur[c]->used++;
 	h->allocs[c]++;
-	((uintptr_t *)p)[1] = 0; /* no longer marked free */
 	return p;
 }
 
@@ -402,7 +445,8 @@ static bool on_list(const struct slab *s, const void *p, const void *list)
 /* The key says "maybe freed already"; the lists say for sure (user data may hold the key by chance). */
 static bool already_free(struct slab *s, const void *p)
 {
-	return on_list(s, p, s->free) || on_list(s, p, atomic_load_explicit(&s->remote, memory_order_acquire));
+	return on_list(s, p, s->free) ||
+	       on_list(s, p, slab_remote_head(atomic_load_explicit(&s->remote, memory_order_acquire)));
 }
 
 static void free_local(struct slab_heap *h, struct slab *s, void *p)
@@ -421,13 +465,16 @@ static void free_local(struct slab_heap *h, struct slab *s, void *p)
 		slab_release_empty(s);
 }
 
-static void free_remote(struct slab *s, void *p)
+/* Push p onto s's remote list with one CAS; the list's count after it. */
+static unsigned free_remote(struct slab *s, void *p)
 {
-	void *head = atomic_load_explicit(&s->remote, memory_order_relaxed);
+	uintptr_t old = atomic_load_explicit(&s->remote, memory_order_relaxed), new;
 
-	do
-		slab_set_link(s, p, head);
-	while (!atomic_compare_exchange_weak_explicit(&s->remote, &head, p, memory_order_release, memory_order_relaxed));
+	do {
+		slab_set_link(s, p, slab_remote_head(old));
+		new = ((old >> SLAB_REMOTE_SHIFT) + 1) << SLAB_REMOTE_SHIFT | (uintptr_t)p;
+	} while (!atomic_compare_exchange_weak_explicit(&s->remote, &old, new, memory_order_release, memory_order_relaxed));
+	return slab_remote_count(new);
 }
 
 static enum slab_ptr check(const void *p, struct slab **out)
@@ -470,7 +517,10 @@ enum slab_ptr slab_free(void *p)
 		free_local(h, s, p);
 		trace_snapshot(); /* a phase that only frees still sends snapshots */
 	} else {
-		free_remote(s, p);
+		unsigned pending = free_remote(s, p);
+
+		if (!atomic_load_explicit(&s->owner, memory_order_acquire) && pending == __atomic_load_n(&s->used, __ATOMIC_RELAXED))
+			release_orphan(s);
 		if (h)
 			h->frees[s->cls]++;
 		else

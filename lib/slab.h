@@ -32,13 +32,25 @@
 
 #define SLAB_HEADER 128
 
+/*
+ * The remote list's head word also counts its objects, in the bits above
+ * a user address (regions lie below 2^ARENA_ADDR_BITS, arena.c): the owner takes
+ * the whole list with one exchange and needs no walk to count it, and the
+ * freer that makes an orphaned slab's count reach its used objects knows
+ * the slab is empty.
+ */
+#define SLAB_REMOTE_SHIFT ARENA_ADDR_BITS
+static inline void *slab_remote_head(uintptr_t r) { return (void *)(r & (((uintptr_t)1 << SLAB_REMOTE_SHIFT) - 1)); }
+static inline unsigned slab_remote_count(uintptr_t r) { return (unsigned)(r >> SLAB_REMOTE_SHIFT); }
+
 /* A slab's header, in its first SLAB_HEADER bytes. */
 struct slab {
 	struct slab_heap *_Atomic owner; /* NULL: orphaned */
 	void *free;                      /* local free list, the owner's */
-	void *_Atomic remote;            /* frees by other threads */
+	_Atomic uintptr_t remote;        /* frees by other threads: their count << SLAB_REMOTE_SHIFT | the list's head */
 	char *bump, *end;                /* never-used objects */
 	unsigned used, size, cls, full;
+	unsigned orphan;                 /* on an orphan list (sl.lock) */
 	unsigned start;                  /* offset of the first object: SLAB_HEADER, or the size's alignment up to a page */
 	uint32_t recip;                  /* ceil(2^32 / size): offsets divide by a multiply on free */
 	struct list_head link;           /* the owner's partial or full list, or an orphan list */

@@ -6,6 +6,7 @@
 #include "helpers.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
 
 #include "slab.h"
 #include "uvmalloc.h"
@@ -18,13 +19,17 @@ static struct uvm_stats stats(void)
 	return st;
 }
 
-/* Every size gets a block at least that large, 16-byte aligned, from a class at most 25% (or 16 B) larger. */
+/*
+ * Every size gets a block at least that large, 16-byte aligned, from a
+ * class at most 25% (or 16 B) larger: every class, up to SLAB_OBJ_MAX, for
+ * UVM_SLAB_MAX may raise the default (the largest class under a page).
+ */
 Test(slab, classes_fit_sizes)
 {
 	uvm_free(uvm_malloc(1)); /* slab_max() is read at set-up */
-	cr_assert_eq(slab_max(), 8192);
-	for (size_t size = 1; size <= slab_max(); size++) {
-		void *p = uvm_malloc(size);
+	cr_assert_eq(slab_max(), 3584);
+	for (size_t size = 1; size <= SLAB_OBJ_MAX; size++) {
+		void *p = slab_alloc(size, 16);
 		size_t got = uvm_malloc_usable_size(p);
 
 		cr_assert_eq((uintptr_t)p % 16, 0, "malloc(%zu) = %p", size, p);
@@ -36,7 +41,7 @@ Test(slab, classes_fit_sizes)
 	}
 	void *big = uvm_malloc(slab_max() + 1);
 	size_t n;
-	cr_assert_eq(slab_check(big, &n), SLAB_NONE, "above UVM_SLAB_MAX is an area");
+	cr_assert_eq(slab_check(big, &n), SLAB_NONE, "above UVM_SLAB_MAX is an area: no free state inside it");
 	cr_assert_eq((uintptr_t)big % 4096, 0);
 	uvm_free(big);
 }
@@ -88,6 +93,27 @@ Test(slab, empty_slabs_are_released)
 	cr_assert_leq(stats().slabs, before + 1, "%lu slabs left of %lu", (unsigned long)stats().slabs,
 		      (unsigned long)before);
 	cr_assert_eq(stats().small_allocs - stats().small_frees, 0);
+}
+
+/* A never-used object is not written by malloc: its page is not faulted in until its user touches it. */
+Test(slab, fresh_objects_are_not_touched)
+{
+	enum { N = 64 };
+	static char *p[N];
+	unsigned char vec[16];
+
+	for (int i = 0; i < N; i++)
+		p[i] = uvm_malloc(1024); /* 4 per page: 16 pages of one fresh slab */
+	for (int i = 4; i < N; i += 4) {
+		uintptr_t page = (uintptr_t)p[i] & ~(uintptr_t)4095;
+
+		if (page == ((uintptr_t)p[0] & ~(uintptr_t)4095))
+			continue; /* the header's page */
+		cr_assert_eq(mincore((void *)page, 4096, vec), 0);
+		cr_assert_eq(vec[0] & 1, 0, "malloc wrote into the page of %p", (void *)p[i]);
+	}
+	for (int i = 0; i < N; i++)
+		uvm_free(p[i]);
 }
 
 #define XN 5000
@@ -143,6 +169,22 @@ Test(slab, orphans_are_adopted)
 		handed[i] = uvm_malloc(48);
 	cr_assert_leq(stats().slabs, slabs, "orphaned slabs were not adopted");
 	cr_assert_eq(stats().small_allocs - stats().small_frees, XN);
+}
+
+/* An orphan's last object freed by another thread releases it: no slab stays behind an exited thread. */
+Test(slab, orphans_emptied_by_remote_frees_are_released)
+{
+	pthread_t t;
+	uint64_t before = stats().slabs;
+
+	cr_assert_eq(pthread_create(&t, NULL, alloc_and_exit, NULL), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_geq(stats().slabs, before + XN * 48 / (64 << 10), "the exited thread's slabs are orphans");
+	for (int i = 0; i < XN; i++)
+		uvm_free(handed[i]);
+	cr_assert_eq(stats().slabs, before, "%lu orphaned slabs left after their last frees",
+		     (unsigned long)(stats().slabs - before));
+	cr_assert_eq(stats().small_allocs - stats().small_frees, 0);
 }
 
 static void double_free(void *arg)

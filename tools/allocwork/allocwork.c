@@ -14,7 +14,7 @@
 #include "work.h"
 
 static const struct workload *const workloads[] = { &work_larson, &work_prodcons, &work_mixed, &work_realloc, &work_frag,
-						       &work_large };
+						       &work_large,  &work_stress,   &work_local, &work_refill };
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
 
 int work_threads(long n, void *(*fn)(void *), void *ctx, size_t stride)
@@ -43,6 +43,7 @@ void work_sum(struct work_result *r, const void *lanes, long n, size_t stride)
 		r->ops += l->ops;
 		r->checksum += l->checksum;
 		r->corrupt |= l->corrupt;
+		r->live_bytes += l->live_bytes;
 	}
 }
 
@@ -141,13 +142,14 @@ int main(int argc, char **argv)
 	if (json)
 		printf("{\"schema\":\"uvmalloc.allocwork/1\",\"workload\":\"%s\",\"threads\":%ld,\"scale\":%ld,"
 		       "\"ops\":%llu,\"seconds\":%.6f,\"checksum\":\"%016llx\",\"peak_rss_kib\":%ld,\"rss_end_kib\":%ld,"
-		       "\"corrupt\":%s}\n",
+		       "\"live_bytes\":%llu,\"corrupt\":%s}\n",
 		       w->name, a.threads, a.scale, (unsigned long long)r.ops, secs, (unsigned long long)r.checksum,
-		       peak_rss_kib(), rss_kib(), r.corrupt ? "true" : "false");
+		       peak_rss_kib(), rss_kib(), (unsigned long long)r.live_bytes, r.corrupt ? "true" : "false");
 	else
-		printf("%s: %llu allocations in %.3f s (%.1f M/s), checksum %016llx, peak RSS %ld KiB, at the end %ld KiB%s\n",
+		printf("%s: %llu allocations in %.3f s (%.1f M/s), checksum %016llx, peak RSS %ld KiB, at the end %ld KiB "
+		       "holding %llu KiB%s\n",
 		       w->name, (unsigned long long)r.ops, secs, (double)r.ops / secs / 1e6, (unsigned long long)r.checksum,
-		       peak_rss_kib(), rss_kib(), r.corrupt ? ", CORRUPT" : "");
+		       peak_rss_kib(), rss_kib(), (unsigned long long)(r.live_bytes >> 10), r.corrupt ? ", CORRUPT" : "");
 	if (r.corrupt)
 		fprintf(stderr, "allocwork: %s: a block did not hold what was written into it\n", w->name);
 	return r.corrupt ? 1 : 0;

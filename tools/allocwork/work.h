@@ -20,6 +20,7 @@ struct work_result {
 	uint64_t ops;      /* allocations made */
 	uint64_t checksum; /* of the contents read back; same on every allocator */
 	bool corrupt;      /* a block did not hold what was written into it */
+	uint64_t live_bytes; /* what the work still holds when it returns (refill: its table of values) */
 };
 
 struct workload {
@@ -28,7 +29,8 @@ struct workload {
 	void (*run)(const struct work_args *a, struct work_result *r);
 };
 
-extern const struct workload work_larson, work_prodcons, work_mixed, work_realloc, work_frag, work_large;
+extern const struct workload work_larson, work_prodcons, work_mixed, work_realloc, work_frag, work_large, work_stress,
+	work_local, work_refill;
 
 /* xorshift64: a cheap, per-thread random stream. */
 static inline uint64_t work_rnd(uint64_t *s)
