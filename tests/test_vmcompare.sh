@@ -11,7 +11,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/tools/vmcompare/vmcompare" --build "$build" --quick --reps 1 --out "$out" \
-	--only "fix_size p:1 h:0,random_size,larson,realloc,large" >"$out/stdout" 2>"$out/stderr" ||
+	--only "fix_size p:1 h:0,random_size,larson,realloc,large,stress,local,refill" >"$out/stdout" 2>"$out/stderr" ||
 	fail "vmcompare failed: $(cat "$out/stderr")"
 md=$out/results.md
 [ -s "$md" ] || fail "no results.md"
@@ -21,11 +21,12 @@ for peer in glibc jemalloc mimalloc tcmalloc; do
 	grep -q "| $peer |" <<<"$header" || fail "$peer has no column (is its package installed? .ci/setup)"
 done
 grep -q '| uvmalloc | uvmalloc API |$' <<<"$header" || fail "no uvmalloc columns: $header"
-for row in "fix_size p:1 h:0" "random_size" "random_size t:N" "fix_size p:1 h:0 t:N" "larson t:N" "realloc t:1" "large t:1"; do
+for row in "fix_size p:1 h:0" "random_size" "random_size t:N" "fix_size p:1 h:0 t:N" "larson t:N" "realloc t:1" "large t:1" \
+	"stress t:N" "local t:N" "refill t:1"; do
 	line=$(grep -m1 "^| $row |" "$md") || fail "row $row missing"
 	grep -Eq '[0-9.]+ ms \([0-9.]+x\)' <<<"$line" || fail "row $row has no ratio: $line"
 done
-for section in "### Targets (issues 7 and 13)" "### Scaling" "### Peak RSS (MiB)" "### Minor page faults" "### Syscalls" "### What each row stresses"; do
+for section in "### Targets (issues 7, 13 and 14)" "### Scaling" "### Peak RSS (MiB)" "### Minor page faults" "### Syscalls" "### What each row stresses"; do
 	grep -qF "$section" "$md" || fail "section $section missing"
 done
 grep -q '^| fix_size p:1 h:0 | API ≤ 0.5x' "$md" || fail "no target verdict for fix_size"
