@@ -9,8 +9,9 @@
  * and no syscall on a hit; the only shared lock guards the orphan lists.
  *
  * Double frees are caught as glibc's tcache does: a freed object carries a
- * per-process key in its second word; a free that finds the key walks the
- * slab's free lists to be sure before it aborts.
+ * key in its second word (its slab's mask, made from a random per-process
+ * key); a free that finds the key walks the slab's free lists to be sure
+ * before it aborts.
  */
 #include "slab.h"
 
@@ -35,6 +36,8 @@
 #define NCLASS SLAB_CLASSES
 
 _Static_assert(sizeof(struct slab) <= SLAB_HEADER - sizeof(uintptr_t), "slab header outgrew its room");
+
+static uintptr_t uvm__slab_key; /* random per process: the slabs' masks come from it */
 
 /* The header's last word, right before the room of the first object: an underflow of it lands here first. */
 static uintptr_t *canary_of(const struct slab *s) { return (uintptr_t *)((char *)s + SLAB_HEADER) - 1; }
@@ -71,7 +74,6 @@ static struct {
 } sl = { .lock = UVM_LOCK_INIT, .late_lock = UVM_LOCK_INIT };
 
 size_t uvm__slab_max;
-uintptr_t uvm__slab_key;
 unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16 + 1];
 
 /* ------------------------------------------------------------ classes */
@@ -145,8 +147,8 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	s->recip = (uint32_t)(((1ull << 32) + s->size - 1) / s->size);
 	s->cls = cls;
 	s->start = first_object(s->size);
-	s->bump = (char *)s + s->start;
-	s->end = (char *)s + SLAB_SIZE - (SLAB_SIZE - s->start) % s->size;
+	s->carved = 0;
+	s->room = (unsigned)(SLAB_SIZE - s->start) - (unsigned)(SLAB_SIZE - s->start) % s->size;
 	s->used = s->full = 0;
 	s->va = va;
 	atomic_fetch_add_explicit(&sl.slabs, 1, memory_order_relaxed);
@@ -197,7 +199,7 @@ static bool has_room(struct slab *s)
 {
 	if (!s->free && atomic_load_explicit(&s->remote, memory_order_relaxed))
 		collect(s);
-	return s->free || s->bump < s->end;
+	return s->free || s->carved < s->room;
 }
 
 /* ------------------------------------------------------------ heaps */
@@ -277,7 +279,7 @@ int slab_init(void)
 	uvm__slab_max = (size_t)option(OPT_SLAB_MAX);
 	for (unsigned c = 0; c < NCLASS; c++)
 		list_init(&sl.orphans[c]);
-	/* Random per process: it marks freed objects and keys the free lists' safe-linking. */
+	/* Random per process: the slabs' masks, which mark freed objects and key the free lists' safe-linking, come from it. */
 	if (getrandom(&uvm__slab_key, sizeof(uvm__slab_key), GRND_NONBLOCK) != (ssize_t)sizeof(uvm__slab_key)) {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		uvm__slab_key = ((uintptr_t)&sl * 0x9e3779b97f4a7c15ull) ^ ((uintptr_t)ts.tv_nsec << 17) ^ (uintptr_t)ts.tv_sec;
@@ -386,8 +388,8 @@ static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
 	check_header(s);
 	if (s->free)
 		return pop(s);
-	p = s->bump;
-	s->bump += s->size;
+	p = (char *)s + s->start + s->carved;
+	s->carved += s->size;
 	return p;
 }
 
@@ -480,14 +482,12 @@ static unsigned free_remote(struct slab *s, void *p)
 static enum slab_ptr check(const void *p, struct slab **out)
 {
 	struct slab *s = slab_of(p);
-	size_t off;
 
 	if (!s)
 		return SLAB_NONE;
-	off = (size_t)((const char *)p - (const char *)s);
-	if (off < s->start || !slab_on_boundary(s, off - s->start) || (const char *)p >= s->bump)
+	if (!slab_object(s, p))
 		return SLAB_BAD;
-	if (((const uintptr_t *)p)[1] == uvm__slab_key && already_free(s, p))
+	if (((const uintptr_t *)p)[1] == s->mask && already_free(s, p))
 		return SLAB_BAD;
 	*out = s;
 	return SLAB_LIVE;
@@ -512,7 +512,7 @@ enum slab_ptr slab_free(void *p)
 
 	if (what != SLAB_LIVE)
 		return what;
-	((uintptr_t *)p)[1] = uvm__slab_key;
+	((uintptr_t *)p)[1] = s->mask;
 	if (h && atomic_load_explicit(&s->owner, memory_order_relaxed) == h) {
 		free_local(h, s, p);
 		trace_snapshot(); /* a phase that only frees still sends snapshots */

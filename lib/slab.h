@@ -48,14 +48,14 @@ struct slab {
 	struct slab_heap *_Atomic owner; /* NULL: orphaned */
 	void *free;                      /* local free list, the owner's */
 	_Atomic uintptr_t remote;        /* frees by other threads: their count << SLAB_REMOTE_SHIFT | the list's head */
-	char *bump, *end;                /* never-used objects */
+	unsigned carved, room;           /* bytes of objects handed out at some time, of all there are: the rest never used */
 	unsigned used, size, cls, full;
 	unsigned orphan;                 /* on an orphan list (sl.lock) */
 	unsigned start;                  /* offset of the first object: SLAB_HEADER, or the size's alignment up to a page */
 	uint32_t recip;                  /* ceil(2^32 / size): offsets divide by a multiply on free */
 	struct list_head link;           /* the owner's partial or full list, or an orphan list */
 	struct vmap_area *va;
-	uintptr_t mask;                  /* free-list links are stored xor this (safe-linking): uvm__slab_key ^ slab */
+	uintptr_t mask;                  /* uvm__slab_key ^ slab: links are stored xor it (safe-linking), a freed object's second word holds it */
 };
 
 /* One thread's slabs. */
@@ -87,7 +87,6 @@ static inline bool slab_serves(size_t size, size_t align)
 		return size <= uvm__slab_max;
 	return slab_serves_aligned(size, align);
 }
-extern uintptr_t uvm__slab_key;                               /* marks a freed object (its second word) */
 extern unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16 + 1]; /* class of sizes 16 (i - 1) + 1 .. 16 i, by i */
 
 /*
@@ -117,14 +116,38 @@ static inline bool slab_link_ok(const struct slab *s, const void *next)
 
 __attribute__((noreturn, cold)) void slab_corrupt(const struct slab *s, const char *what, const void *where);
 
+/* The slab at base in region r, or NULL: the page map must name a slab area starting there. */
+static inline struct slab *slab_at(const struct region *r, uintptr_t base)
+{
+	struct vmap_area *va = atomic_load_explicit(&r->map[(base - r->base) >> UVM_PAGE_SHIFT], memory_order_acquire);
+
+	if (!va || va->va_start != base || !(va->flags & VA_SLAB))
+		return NULL;
+	if (!base)
+		__builtin_unreachable(); /* an area never starts at 0: callers need not test the slab for NULL again */
+	return (struct slab *)base;
+}
+
 /* The slab that p lies in, or NULL: the page map must name a slab area at p's 64 KiB boundary. */
 static inline struct slab *slab_of(const void *p)
 {
 	uintptr_t base = (uintptr_t)p & ~(SLAB_SIZE - 1);
 	struct region *r = region_of(base);
-	struct vmap_area *va = r ? atomic_load_explicit(&r->map[(base - r->base) >> UVM_PAGE_SHIFT], memory_order_acquire) : NULL;
 
-	return va && va->va_start == base && (va->flags & VA_SLAB) ? (struct slab *)base : NULL;
+	return r ? slab_at(r, base) : NULL;
+}
+
+/*
+ * slab_of for the owner's free in line: the first region only, with no
+ * loop over the others, whose registers the leaf cannot afford; a pointer
+ * in a later region takes the slow way, which finds its slab all the same.
+ */
+static inline struct slab *slab_of_fast(const void *p)
+{
+	uintptr_t base = (uintptr_t)p & ~(SLAB_SIZE - 1);
+	const struct region *r = &uvm__regions[0];
+
+	return base - r->base < r->end - r->base ? slab_at(r, base) : NULL;
 }
 
 /* Whether off (below 64 KiB) is a multiple of the object size: exact with a 32-bit reciprocal for 16-bit offsets. */
@@ -133,6 +156,18 @@ static inline bool slab_on_boundary(const struct slab *s, size_t off)
 	size_t index = (size_t)(((uint64_t)off * s->recip) >> 32);
 
 	return index * s->size == off;
+}
+
+/*
+ * Whether p is an object of s that was handed out at some time: on an
+ * object boundary of the carved part (one unsigned compare also refuses a
+ * p below the first object, whose offset wraps).
+ */
+static inline bool slab_object(const struct slab *s, const void *p)
+{
+	size_t d = (size_t)((const char *)p - (const char *)s) - s->start;
+
+	return d < s->carved && slab_on_boundary(s, d);
 }
 
 /*
@@ -167,16 +202,13 @@ static inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
  */
 static inline struct slab *slab_free_hit(struct slab_heap *h, void *p)
 {
-	struct slab *s = slab_of(p);
-	size_t off;
+	struct slab *s = slab_of_fast(p);
 
-	if (!s || atomic_load_explicit(&s->owner, memory_order_relaxed) != h || s->full ||
-	    ((uintptr_t *)p)[1] == uvm__slab_key)
+	if (!s || atomic_load_explicit(&s->owner, memory_order_relaxed) != h || s->full || ((uintptr_t *)p)[1] == s->mask)
 		return NULL;
-	off = (size_t)((char *)p - (char *)s);
-	if (off < s->start || !slab_on_boundary(s, off - s->start) || (char *)p >= s->bump)
+	if (!slab_object(s, p))
 		return NULL;
-	((uintptr_t *)p)[1] = uvm__slab_key;
+	((uintptr_t *)p)[1] = s->mask;
 	slab_set_link(s, p, s->free);
 	s->free = p;
 	s->used--;
