@@ -43,6 +43,15 @@ static uintptr_t uvm__slab_key; /* random per process: the slabs' masks come fro
 static uintptr_t *canary_of(const struct slab *s) { return (uintptr_t *)((char *)s + SLAB_HEADER) - 1; }
 static uintptr_t canary_value(const struct slab *s) { return ~(s->mask * 0x9e3779b97f4a7c15ull); }
 
+/*
+ * A slab's mask: the per-process key, its address, and its life, so that an
+ * area that is a slab again gets another mask and the free marks left in
+ * its never-reused objects by its last life do not match (each would send
+ * a free to the list walk).  The key's low bits stay: the mask is odd, so
+ * no pointer a program stores looks like it.
+ */
+static uintptr_t mask_of(const struct slab *s) { return uvm__slab_key ^ (uintptr_t)s ^ ((uintptr_t)s->life * 0x9e3779b97f4a7c15ull << 16); }
+
 void slab_corrupt(const struct slab *s, const char *what, const void *where)
 {
 	char msg[160];
@@ -57,7 +66,7 @@ void slab_corrupt(const struct slab *s, const char *what, const void *where)
 /* Before a slow path trusts a header: its canary, then its list heads. */
 static void check_header(const struct slab *s)
 {
-	if (*canary_of(s) != canary_value(s) || s->mask != (uvm__slab_key ^ (uintptr_t)s) ||
+	if (*canary_of(s) != canary_value(s) || s->mask != mask_of(s) ||
 	    !slab_link_ok(s, s->free) ||
 	    !slab_link_ok(s, slab_remote_head(atomic_load_explicit(&s->remote, memory_order_relaxed))))
 		slab_corrupt(s, "header", s);
@@ -69,6 +78,7 @@ static struct {
 	_Atomic unsigned nr_orphans[NCLASS];
 	uint64_t allocs[NCLASS], frees[NCLASS]; /* of exited threads (the heap registry's lock), and frees past exit (atomic) */
 	_Atomic uint64_t slabs;
+	_Atomic unsigned lives; /* slabs ever made: each one's life */
 	uvm_lock_t late_lock; /* late: the slab heap of threads past their exit */
 	struct slab_heap late;
 } sl = { .lock = UVM_LOCK_INIT, .late_lock = UVM_LOCK_INIT };
@@ -141,7 +151,8 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	atomic_store_explicit(&s->remote, 0, memory_order_relaxed);
 	s->free = NULL;
 	s->orphan = 0;
-	s->mask = uvm__slab_key ^ (uintptr_t)s;
+	s->life = atomic_fetch_add_explicit(&sl.lives, 1, memory_order_relaxed);
+	s->mask = mask_of(s);
 	*canary_of(s) = canary_value(s);
 	s->size = (unsigned)class_size(cls);
 	s->recip = (uint32_t)(((1ull << 32) + s->size - 1) / s->size);

@@ -51,11 +51,12 @@ struct slab {
 	unsigned carved, room;           /* bytes of objects handed out at some time, of all there are: the rest never used */
 	unsigned used, size, cls, full;
 	unsigned orphan;                 /* on an orphan list (sl.lock) */
+	unsigned life;                   /* which slab this area is: new each time (its mask with it) */
 	unsigned start;                  /* offset of the first object: SLAB_HEADER, or the size's alignment up to a page */
 	uint32_t recip;                  /* ceil(2^32 / size): offsets divide by a multiply on free */
 	struct list_head link;           /* the owner's partial or full list, or an orphan list */
 	struct vmap_area *va;
-	uintptr_t mask;                  /* uvm__slab_key ^ slab: links are stored xor it (safe-linking), a freed object's second word holds it */
+	uintptr_t mask;                  /* from the key, the slab and its life: links are stored xor it (safe-linking), a freed object's second word holds it */
 };
 
 /* One thread's slabs. */
