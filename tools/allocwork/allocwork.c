@@ -77,6 +77,21 @@ bool work_check(const unsigned char *p, uint64_t size, uint64_t tag)
 	return p[0] == (unsigned char)tag && p[size - 1] == (unsigned char)(tag >> 8);
 }
 
+void work_replace(struct work_lane *w, struct work_slot *s, uint64_t size)
+{
+	if (s->p) {
+		w->res.corrupt |= !work_check(s->p, s->size, s->tag);
+		w->res.checksum += s->p[0];
+		free(s->p);
+	}
+	s->p = malloc(size);
+	if (!s->p)
+		abort();
+	s->size = size;
+	s->tag = w->res.ops++;
+	work_fill(s->p, size, s->tag);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: allocwork [-t THREADS] [-s SCALE] [--json] WORKLOAD\n"

@@ -19,8 +19,7 @@
 
 struct larson_lane {
 	struct work_lane w; /* rounds: generations */
-	unsigned char *p[SLOTS];
-	uint64_t size[SLOTS], tag[SLOTS];
+	struct work_slot slot[SLOTS];
 };
 
 static void *generation(void *arg)
@@ -29,19 +28,8 @@ static void *generation(void *arg)
 
 	for (long i = 0; i < OPS_PER_GENERATION; i++) {
 		unsigned k = (unsigned)(work_rnd(&l->w.rng) % SLOTS);
-		uint64_t size = MIN_SIZE + work_rnd(&l->w.rng) % (MAX_SIZE - MIN_SIZE + 1);
 
-		if (l->p[k]) {
-			l->w.res.corrupt |= !work_check(l->p[k], l->size[k], l->tag[k]);
-			l->w.res.checksum += l->p[k][0];
-			free(l->p[k]);
-		}
-		l->p[k] = malloc(size);
-		if (!l->p[k])
-			abort();
-		l->size[k] = size;
-		l->tag[k] = l->w.res.ops++;
-		work_fill(l->p[k], size, l->tag[k]);
+		work_replace(&l->w, &l->slot[k], MIN_SIZE + work_rnd(&l->w.rng) % (MAX_SIZE - MIN_SIZE + 1));
 	}
 	return NULL;
 }
@@ -55,7 +43,7 @@ static void *lane(void *arg)
 		if (work_threads(1, generation, l, 0))
 			abort();
 	for (unsigned k = 0; k < SLOTS; k++)
-		free(l->p[k]);
+		free(l->slot[k].p);
 	return NULL;
 }
 

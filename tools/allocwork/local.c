@@ -17,8 +17,7 @@
 
 struct local_lane {
 	struct work_lane w;
-	unsigned char *p[WINDOW];
-	uint64_t size[WINDOW], tag[WINDOW];
+	struct work_slot slot[WINDOW];
 };
 
 /* Log-uniform from 8 B to 8 KiB: each power of two as likely as the next. */
@@ -35,22 +34,11 @@ static void *lane(void *arg)
 
 	for (long i = 0; i < l->w.rounds * OPS_PER_ROUND; i++) {
 		unsigned k = (unsigned)(work_rnd(&l->w.rng) % WINDOW);
-		uint64_t size = local_size(&l->w.rng);
 
-		if (l->p[k]) {
-			l->w.res.corrupt |= !work_check(l->p[k], l->size[k], l->tag[k]);
-			l->w.res.checksum += l->p[k][0];
-			free(l->p[k]);
-		}
-		l->p[k] = malloc(size);
-		if (!l->p[k])
-			abort();
-		l->size[k] = size;
-		l->tag[k] = l->w.res.ops++;
-		work_fill(l->p[k], size, l->tag[k]);
+		work_replace(&l->w, &l->slot[k], local_size(&l->w.rng));
 	}
 	for (unsigned k = 0; k < WINDOW; k++)
-		free(l->p[k]);
+		free(l->slot[k].p);
 	return NULL;
 }
 

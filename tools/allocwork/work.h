@@ -58,6 +58,15 @@ struct work_lane {
 void work_lanes(const struct work_args *a, struct work_result *r, size_t lane_size, void *(*fn)(void *), uint64_t seed,
 		long rounds);
 
+/* A live block of a lane's window (larson, local). */
+struct work_slot {
+	unsigned char *p;
+	uint64_t size, tag;
+};
+
+/* Check and free the slot's block, if any, then put a fresh one of size bytes there. */
+void work_replace(struct work_lane *w, struct work_slot *s, uint64_t size);
+
 /* Writes a block's first and last bytes from a tag; work_check reads them back. */
 void work_fill(unsigned char *p, uint64_t size, uint64_t tag);
 bool work_check(const unsigned char *p, uint64_t size, uint64_t tag);
