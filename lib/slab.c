@@ -39,9 +39,6 @@ _Static_assert(sizeof(struct slab) <= SLAB_HEADER - sizeof(uintptr_t), "slab hea
 
 static uintptr_t uvm__slab_key; /* random per process: the slabs' masks come from it */
 
-/* The header's last word, right before the room of the first object: an underflow of it lands here first. */
-static uintptr_t *canary_of(const struct slab *s) { return (uintptr_t *)((char *)s + SLAB_HEADER) - 1; }
-static uintptr_t canary_value(const struct slab *s) { return ~(s->mask * 0x9e3779b97f4a7c15ull); }
 
 /*
  * A slab's mask: the per-process key, its address, and its life, so that an
@@ -66,7 +63,7 @@ void slab_corrupt(const struct slab *s, const char *what, const void *where)
 /* Before a slow path trusts a header: its canary, then its list heads. */
 static void check_header(const struct slab *s)
 {
-	if (*canary_of(s) != canary_value(s) || s->mask != mask_of(s) ||
+	if (*slab_canary(s) != slab_canary_value(s) || s->mask != mask_of(s) ||
 	    !slab_link_ok(s, s->free) ||
 	    !slab_link_ok(s, slab_remote_head(atomic_load_explicit(&s->remote, memory_order_relaxed))))
 		slab_corrupt(s, "header", s);
@@ -153,7 +150,7 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	s->orphan = 0;
 	s->life = atomic_fetch_add_explicit(&sl.lives, 1, memory_order_relaxed);
 	s->mask = mask_of(s);
-	*canary_of(s) = canary_value(s);
+	*slab_canary(s) = slab_canary_value(s);
 	s->size = (unsigned)class_size(cls);
 	s->recip = (uint32_t)(((1ull << 32) + s->size - 1) / s->size);
 	s->cls = cls;
@@ -378,16 +375,10 @@ static void *pop(struct slab *s)
 	return p;
 }
 
-/*
- * A never-used object is not written at all: its page is faulted in by its
- * user, not by us (a program that allocates and never touches pays
- * nothing).  A stale free mark left in it by an earlier life of the area
- * only sends its first free to the slow path, which checks the lists.
- */
+/* Past the current slab's end (the hits pop and carve in line): another slab with room, then its object. */
 static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
 {
 	struct slab *s = h->cur[c];
-	void *p;
 
 	if (!s || !has_room(s)) {
 		s = refill(h, c);
@@ -397,11 +388,7 @@ static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
 		trace_snapshot();
 	}
 	check_header(s);
-	if (s->free)
-		return pop(s);
-	p = (char *)s + s->start + s->carved;
-	s->carved += s->size;
-	return p;
+	return s->free ? pop(s) : slab_bump(s);
 }
 
 static void *alloc_in(struct slab_heap *h, unsigned c)

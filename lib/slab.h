@@ -171,6 +171,30 @@ static inline bool slab_object(const struct slab *s, const void *p)
 	return d < s->carved && slab_on_boundary(s, d);
 }
 
+/* The header's last word, right before the room of the first object: an underflow of it lands here first. */
+static inline uintptr_t *slab_canary(const struct slab *s) { return (uintptr_t *)((char *)s + SLAB_HEADER) - 1; }
+static inline uintptr_t slab_canary_value(const struct slab *s) { return ~(s->mask * 0x9e3779b97f4a7c15ull); }
+
+/*
+ * A never-used object of s, carved in line (a program filling its heap
+ * would otherwise take the slow way once per object), or NULL when none is
+ * left.  The object is not written: its page is faulted in by its user.
+ * The carving trusts the header, so its canary is checked first, as every
+ * slow path does.
+ */
+static inline void *slab_bump(struct slab *s)
+{
+	void *p;
+
+	if (s->carved >= s->room)
+		return NULL;
+	if (unlikely(*slab_canary(s) != slab_canary_value(s)))
+		slab_corrupt(s, "header", s);
+	p = (char *)s + s->start + s->carved;
+	s->carved += s->size;
+	return p;
+}
+
 /*
  * The owner's hit, as a leaf: an object of size bytes (1..UVM_SLAB_MAX,
  * 16-byte aligned) popped from the free list of the class's current slab
@@ -182,15 +206,19 @@ static inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
 	struct slab *s = h->cur[c];
 	void *p, *next;
 
-	if (unlikely(!s || !(p = s->free)))
+	if (unlikely(!s))
 		return NULL;
-	next = slab_link(s, p);
-	if (unlikely(!slab_link_ok(s, next)))
-		slab_corrupt(s, "free list", p);
-	s->free = next;
+	if (likely(p = s->free)) {
+		next = slab_link(s, p);
+		if (unlikely(!slab_link_ok(s, next)))
+			slab_corrupt(s, "free list", p);
+		s->free = next;
+		((uintptr_t *)p)[1] = 0; /* no longer marked free */
+	} else if ((p = slab_bump(s)) == NULL) {
+		return NULL;
+	}
 	s->used++;
 	h->allocs[c]++;
-	((uintptr_t *)p)[1] = 0; /* no longer marked free */
 	return p;
 }
 
