@@ -60,6 +60,13 @@ compare git git_all
 
 compare mt "$mt"
 
+# A C program under the preload library loads no C++ runtime (new and delete are defined in C).
+if LD_PRELOAD=$preload cat /proc/self/maps | grep -Eq 'libstdc\+\+|libgcc_s|libm\.so'; then
+	echo "FAIL a preloaded C program maps a C++ runtime:"; LD_PRELOAD=$preload cat /proc/self/maps | grep -E 'libstdc|libgcc_s|libm\.so'; fail=1
+else
+	echo "ok   a preloaded C program maps no libstdc++, libgcc_s or libm"
+fi
+
 # Address-space limits (issue 12): start-up under a tight ulimit -v, where glibc's malloc runs these
 # programs, and no cap on regions when each is small.
 for prog in /bin/true "ls /" "/usr/bin/python3 -c print(1)"; do

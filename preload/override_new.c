@@ -1,0 +1,112 @@
+/*
+ * override_new.c - C++ operator new and delete, every standard form, on
+ * the uvm_malloc family, written in C under their mangled names so that
+ * the preload library needs no C++ runtime: a C program under LD_PRELOAD
+ * does not load libstdc++, libm and libgcc_s (1.2 MB of RSS, and their
+ * relocations at every start).
+ *
+ * new follows the standard: on failure call the new_handler and retry,
+ * throw std::bad_alloc when there is none.  Both come from the program's
+ * libstdc++, looked up when an allocation first fails (a program that
+ * calls operator new has it loaded).  The exception unwinds through these
+ * frames: this file is compiled with unwind tables (-fexceptions).  The
+ * nothrow forms return NULL when there is no handler; with one (which may
+ * throw bad_alloc itself), they call libstdc++'s own nothrow new, whose
+ * try/catch around our throwing new turns the exception into NULL.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "uvmalloc.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef void (*new_handler)(void);
+
+/* A libstdc++ function of the running program, or NULL when it has none. */
+static void *cxx(const char *name) { return dlsym(RTLD_DEFAULT, name); }
+
+static new_handler current_handler(void)
+{
+	new_handler (*get)(void) = (new_handler (*)(void))cxx("_ZSt15get_new_handlerv");
+
+	return get ? get() : NULL;
+}
+
+static __attribute__((noreturn)) void throw_bad_alloc(void)
+{
+	void (*throw_it)(void) = (void (*)(void))cxx("_ZSt17__throw_bad_allocv");
+	static const char msg[] = "uvmalloc: operator new: out of memory, and no C++ runtime to throw std::bad_alloc\n";
+
+	if (throw_it)
+		throw_it();
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		abort();
+	abort();
+}
+
+static void *alloc(size_t size, size_t align)
+{
+	return align ? uvm_aligned_alloc(align, size ? size : 1) : uvm_malloc(size);
+}
+
+static void *alloc_or_throw(size_t size, size_t align)
+{
+	for (;;) {
+		void *p = alloc(size, align);
+		new_handler handler;
+
+		if (p)
+			return p;
+		handler = current_handler();
+		if (!handler)
+			throw_bad_alloc();
+		handler();
+	}
+}
+
+/* The nothrow forms: next is the mangled name of the same form in libstdc++. */
+static void *alloc_or_null(size_t size, size_t align, const char *next)
+{
+	void *p = alloc(size, align), *(*libstdcxx)(size_t, ...);
+
+	if (p || !current_handler())
+		return p;
+	libstdcxx = (void *(*)(size_t, ...))dlsym(RTLD_NEXT, next);
+	if (!libstdcxx)
+		return NULL;
+	return align ? libstdcxx(size, align, NULL) : libstdcxx(size, NULL);
+}
+
+EXPORT void *_Znwm(size_t n) { return alloc_or_throw(n, 0); }
+EXPORT void *_Znam(size_t n) { return alloc_or_throw(n, 0); }
+EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t a) { return alloc_or_throw(n, a); }
+EXPORT void *_ZnamSt11align_val_t(size_t n, size_t a) { return alloc_or_throw(n, a); }
+EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *t) { (void)t; return alloc_or_null(n, 0, "_ZnwmRKSt9nothrow_t"); }
+EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *t) { (void)t; return alloc_or_null(n, 0, "_ZnamRKSt9nothrow_t"); }
+EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *t)
+{
+	(void)t;
+	return alloc_or_null(n, a, "_ZnwmSt11align_val_tRKSt9nothrow_t");
+}
+EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *t)
+{
+	(void)t;
+	return alloc_or_null(n, a, "_ZnamSt11align_val_tRKSt9nothrow_t");
+}
+
+/* delete, delete[], each with nothrow, size, alignment, and size and alignment: all the same free. */
+EXPORT void _ZdlPv(void *p) { uvm_free(p); }
+EXPORT void _ZdaPv(void *p) { uvm_free(p); }
+EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *t) { (void)t; uvm_free(p); }
+EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *t) { (void)t; uvm_free(p); }
+EXPORT void _ZdlPvm(void *p, size_t n) { (void)n; uvm_free(p); }
+EXPORT void _ZdaPvm(void *p, size_t n) { (void)n; uvm_free(p); }
+EXPORT void _ZdlPvSt11align_val_t(void *p, size_t a) { (void)a; uvm_free(p); }
+EXPORT void _ZdaPvSt11align_val_t(void *p, size_t a) { (void)a; uvm_free(p); }
+EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *t) { (void)a, (void)t; uvm_free(p); }
+EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *t) { (void)a, (void)t; uvm_free(p); }
+EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n, (void)a; uvm_free(p); }
+EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n, (void)a; uvm_free(p); }
