@@ -6,6 +6,8 @@
 #include "helpers.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <sys/mman.h>
 
 #include "slab.h"
@@ -185,6 +187,68 @@ Test(slab, orphans_emptied_by_remote_frees_are_released)
 	cr_assert_eq(stats().slabs, before, "%lu orphaned slabs left after their last frees",
 		     (unsigned long)(stats().slabs - before));
 	cr_assert_eq(stats().small_allocs - stats().small_frees, 0);
+}
+
+/*
+ * Orphans freed into, adopted and released at once: makers exit with live
+ * objects, two freers return them from both ends while an adopter allocates
+ * the same class.  Every slab must end released or owned, never lost or
+ * freed twice: the counts balance and the slabs come back to where they were.
+ */
+#define RN 3000
+static void *race_objs[RN];
+static atomic_int race_go;
+
+static void *race_make(void *arg)
+{
+	for (int i = 0; i < RN; i++)
+		race_objs[i] = uvm_malloc(96);
+	return arg;
+}
+
+static void *race_free(void *arg)
+{
+	int dir = (int)(intptr_t)arg;
+
+	while (!atomic_load(&race_go))
+		;
+	for (int k = 0; k < RN / 2; k++)
+		uvm_free(race_objs[dir ? RN - 1 - k : k]);
+	return NULL;
+}
+
+static void *race_adopt(void *arg)
+{
+	static void *mine[RN];
+
+	while (!atomic_load(&race_go))
+		;
+	for (int i = 0; i < RN; i++)
+		mine[i] = uvm_malloc(96);
+	for (int i = 0; i < RN; i++)
+		uvm_free(mine[i]);
+	return arg;
+}
+
+Test(slab, orphans_race_their_adoption_and_release)
+{
+	uint64_t before = stats().slabs;
+
+	for (int round = 0; round < 40; round++) {
+		pthread_t t[4];
+
+		atomic_store(&race_go, 0);
+		cr_assert_eq(pthread_create(&t[0], NULL, race_make, NULL), 0);
+		cr_assert_eq(pthread_join(t[0], NULL), 0);
+		cr_assert_eq(pthread_create(&t[1], NULL, race_free, (void *)0), 0);
+		cr_assert_eq(pthread_create(&t[2], NULL, race_free, (void *)1), 0);
+		cr_assert_eq(pthread_create(&t[3], NULL, race_adopt, NULL), 0);
+		atomic_store(&race_go, 1);
+		for (int i = 1; i < 4; i++)
+			cr_assert_eq(pthread_join(t[i], NULL), 0);
+		cr_assert_eq(stats().small_allocs - stats().small_frees, 0, "round %d", round);
+	}
+	cr_assert_leq(stats().slabs, before + 1, "%lu slabs left", (unsigned long)(stats().slabs - before));
 }
 
 static void double_free(void *arg)
