@@ -174,7 +174,7 @@ int heap_init(unsigned nodes)
 
 struct heap *heap_attach(void)
 {
-	const size_t keep = offsetof(struct heap, busy); /* the inbox, which other threads may be pushing onto */
+	const size_t keep = offsetof(struct heap, busy); /* the inbox and the flag, which other threads read */
 	struct heap *h = NULL;
 
 	if (tls_exited)
@@ -188,6 +188,7 @@ struct heap *heap_attach(void)
 	if (!h && !(h = os_alloc_meta(reg.size)))
 		return NULL;
 	memset((char *)h + keep, 0, reg.size - keep);
+	atomic_store(&h->retired, false);
 	slab_heap_init(&h->slab);
 	pcp_heap_init(&h->pcp);
 	uvm_lock(&reg.lock);

@@ -33,11 +33,12 @@
 #include "slab.h"
 
 struct heap {
-	struct vmap_area *_Atomic inbox; /* first: a re-used heap is cleared from the next field on, pushes go on */
+	/* First the fields other threads touch at any time: a re-used heap is cleared from busy on. */
+	struct vmap_area *_Atomic inbox; /* pushes go on while a new thread takes the heap */
+	atomic_bool retired;             /* its thread is exiting or gone: frees of its areas go to the node */
 	unsigned busy;                   /* the owner is between heap_enter and heap_leave */
 	_Atomic unsigned claimed;        /* another thread holds the caches: the owner waits */
 	bool dead;                       /* a fork child's copy of another thread's heap: never touched again */
-	atomic_bool retired;             /* its thread is exiting or gone: frees of its areas go to the node */
 	struct list_head link;           /* the registry's live or spare list */
 	struct slab_heap slab;
 	struct pcp pcp;                  /* last: its lists are sized by the NUMA node count */

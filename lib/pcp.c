@@ -475,7 +475,11 @@ struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t ali
 	return va;
 }
 
-/* Counted in the thread's own heap, or in shared atomics once the thread is past its exit. */
+/*
+ * Counted in the thread's own heap, or in shared atomics once the thread is
+ * past its exit.  Inside heap_enter: decay reads the counters of a claimed
+ * heap.  Callers are slow paths outside any heap_enter of their own.
+ */
 static void count_op(struct heap *h, bool alloc, size_t pages)
 {
 	if (!h) {
@@ -483,8 +487,10 @@ static void count_op(struct heap *h, bool alloc, size_t pages)
 		atomic_fetch_add_explicit(alloc ? &reg.stray_alloc_pages : &reg.stray_free_pages, pages, memory_order_relaxed);
 		return;
 	}
+	heap_enter(h);
 	*(alloc ? &h->pcp.allocs : &h->pcp.frees) += 1;
 	*(alloc ? &h->pcp.alloc_pages : &h->pcp.free_pages) += pages;
+	heap_leave(h);
 }
 
 void pcp_count_alloc(struct heap *h, size_t pages) { count_op(h, true, pages); }

@@ -258,6 +258,7 @@ void slab_heap_exit(struct slab_heap *h)
 				continue;
 			}
 			list_del(&s->link);
+			__atomic_store_n(&s->orphan_used, s->used, __ATOMIC_RELAXED);
 			atomic_store_explicit(&s->owner, NULL, memory_order_release);
 			uvm_lock(&sl.lock);
 			s->orphan = 1;
@@ -265,7 +266,8 @@ void slab_heap_exit(struct slab_heap *h)
 			atomic_fetch_add_explicit(&sl.nr_orphans[c], 1, memory_order_relaxed);
 			uvm_unlock(&sl.lock);
 			/* Its last remote free may have come before it was an orphan, and found none to release. */
-			if (slab_remote_count(atomic_load_explicit(&s->remote, memory_order_acquire)) == s->used)
+			if (slab_remote_count(atomic_load_explicit(&s->remote, memory_order_acquire)) ==
+			    __atomic_load_n(&s->orphan_used, __ATOMIC_RELAXED))
 				release_orphan(s);
 		}
 	}
@@ -515,14 +517,21 @@ enum slab_ptr slab_free(void *p)
 		free_local(h, s, p);
 		trace_snapshot(); /* a phase that only frees still sends snapshots */
 	} else {
-		unsigned pending = free_remote(s, p);
+		/*
+		 * All that is read of s is read before the push: once p is pushed,
+		 * others may empty s, release it and make its area a new slab.  The
+		 * owner's own count is never read: an adopter may be changing it.
+		 */
+		unsigned cls = s->cls;
+		bool orphan = !atomic_load_explicit(&s->owner, memory_order_acquire);
+		unsigned last = orphan ? __atomic_load_n(&s->orphan_used, __ATOMIC_RELAXED) : 0;
 
-		if (!atomic_load_explicit(&s->owner, memory_order_acquire) && pending == __atomic_load_n(&s->used, __ATOMIC_RELAXED))
-			release_orphan(s);
+		if (free_remote(s, p) == last && orphan)
+			release_orphan(s); /* under the orphan lock, which finds out whether s is still the orphan */
 		if (h)
-			h->frees[s->cls]++;
+			h->frees[cls]++;
 		else
-			__atomic_fetch_add(&sl.frees[s->cls], 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&sl.frees[cls], 1, __ATOMIC_RELAXED);
 	}
 	return SLAB_LIVE;
 }

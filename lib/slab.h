@@ -51,6 +51,7 @@ struct slab {
 	unsigned carved, room;           /* bytes of objects handed out at some time, of all there are: the rest never used */
 	unsigned used, size, cls, full;
 	unsigned orphan;                 /* on an orphan list (sl.lock) */
+	unsigned orphan_used;            /* used when it was orphaned, which no one changes until it is adopted */
 	unsigned life;                   /* which slab this area is: new each time (its mask with it) */
 	unsigned start;                  /* offset of the first object: SLAB_HEADER, or the size's alignment up to a page */
 	uint32_t recip;                  /* ceil(2^32 / size): offsets divide by a multiply on free */
@@ -168,7 +169,8 @@ static inline bool slab_object(const struct slab *s, const void *p)
 {
 	size_t d = (size_t)((const char *)p - (const char *)s) - s->start;
 
-	return d < s->carved && slab_on_boundary(s, d);
+	/* Relaxed: another thread's free reads it while the owner carves (it only grows). */
+	return d < __atomic_load_n(&s->carved, __ATOMIC_RELAXED) && slab_on_boundary(s, d);
 }
 
 /* The header's last word, right before the room of the first object: an underflow of it lands here first. */
@@ -191,7 +193,7 @@ static inline void *slab_bump(struct slab *s)
 	if (unlikely(*slab_canary(s) != slab_canary_value(s)))
 		slab_corrupt(s, "header", s);
 	p = (char *)s + s->start + s->carved;
-	s->carved += s->size;
+	__atomic_store_n(&s->carved, s->carved + s->size, __ATOMIC_RELAXED);
 	return p;
 }
 

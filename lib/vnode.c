@@ -230,9 +230,13 @@ void vn_busy_resize(struct vmap_area *va, uintptr_t new_end)
 
 void vn_busy_split(struct vmap_area *va, uintptr_t at, struct vmap_area *tail)
 {
-	*tail = *va;
-	tail->va_start = at;
-	atomic_store_explicit(&tail->live, 0, memory_order_relaxed); /* the caller frees or caches it */
+	/*
+	 * Field by field, not a struct copy: va's tree links change under the
+	 * busy lock while other areas are inserted and erased around it, and
+	 * the tail gets links of its own on insertion anyway.
+	 */
+	*tail = (struct vmap_area){ .va_start = at, .va_end = va->va_end, .caller = va->caller, .flags = va->flags,
+				    .cache = va->cache, .heap = va->heap }; /* not live: the caller frees or caches it */
 	vn_busy_resize(va, at);
 	os_guard_install(at - UVM_PAGE_SIZE, UVM_PAGE_SIZE);
 	vn_busy_insert(tail);
@@ -248,11 +252,12 @@ size_t vn_busy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, siz
 size_t vn_lazy_add(struct vmap_area *va)
 {
 	struct vmap_node *vn = owner_node(va);
+	size_t pages = va_pages(va); /* once the lock is let go, a purge may merge va away and free it */
 
 	uvm_lock(&vn->lazy.lock);
 	set_insert(&vn->lazy, va);
 	uvm_unlock(&vn->lazy.lock);
-	return atomic_fetch_add_explicit(&lazy_nr, va_pages(va), memory_order_relaxed) + va_pages(va);
+	return atomic_fetch_add_explicit(&lazy_nr, pages, memory_order_relaxed) + pages;
 }
 
 static void tree_to_list(struct rb_node *n, struct list_head *out)
