@@ -1,0 +1,87 @@
+/*
+ * tests/tsan_churn.c - the allocator's cross-thread paths under
+ * ThreadSanitizer (tests/tsan.sh builds and runs it): each round a thread
+ * allocates objects and exits (its slabs become orphans), two threads free
+ * them from both ends (the last free releases an orphan) while five others
+ * swap blocks of random size, slab objects and areas, through shared slots
+ * (remote frees, adoption, thread-exit drains, purges).  At the end the
+ * counts must balance and no slab may be left.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "uvmalloc.h"
+
+#define ROUNDS 10
+#define OBJS 4000
+#define SLOTS 4096
+#define SWAPS 20000
+
+static _Atomic(void *) slots[SLOTS];
+static void *objs[OBJS];
+static atomic_int go;
+
+static void *make(void *arg)
+{
+	for (int i = 0; i < OBJS; i++)
+		objs[i] = uvm_malloc(64 + (size_t)(i % 7) * 100);
+	return arg;
+}
+
+static void wait_go(void)
+{
+	while (!atomic_load(&go))
+		;
+}
+
+static void *free_half(void *arg)
+{
+	int from_end = (int)(intptr_t)arg;
+
+	wait_go();
+	for (int k = 0; k < OBJS / 2; k++)
+		uvm_free(objs[from_end ? OBJS - 1 - k : k]);
+	return NULL;
+}
+
+static void *swap(void *arg)
+{
+	unsigned seed = (unsigned)(intptr_t)arg;
+
+	wait_go();
+	for (int i = 0; i < SWAPS; i++) {
+		size_t size = rand_r(&seed) % 50 ? 16 + (size_t)(rand_r(&seed) % 2000) : 3000 + (size_t)(rand_r(&seed) % 70000);
+
+		uvm_free(atomic_exchange(&slots[rand_r(&seed) % SLOTS], uvm_malloc(size)));
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	struct uvm_stats st;
+
+	for (int r = 0; r < ROUNDS; r++) {
+		pthread_t t[8];
+
+		atomic_store(&go, 0);
+		pthread_create(&t[0], NULL, make, NULL);
+		pthread_join(t[0], NULL);
+		pthread_create(&t[1], NULL, free_half, (void *)0);
+		pthread_create(&t[2], NULL, free_half, (void *)1);
+		for (int i = 3; i < 8; i++)
+			pthread_create(&t[i], NULL, swap, (void *)(intptr_t)(i + r * 8));
+		atomic_store(&go, 1);
+		for (int i = 1; i < 8; i++)
+			pthread_join(t[i], NULL);
+	}
+	for (int i = 0; i < SLOTS; i++)
+		uvm_free(atomic_load(&slots[i]));
+	uvm_stats(&st);
+	printf("tsan_churn: small allocs %llu, frees %llu, slabs %llu\n", (unsigned long long)st.small_allocs,
+	       (unsigned long long)st.small_frees, (unsigned long long)st.slabs);
+	return st.small_allocs != st.small_frees || st.slabs != 0;
+}
