@@ -234,10 +234,9 @@ size_t arena_reserved(unsigned nid)
 /*
  * How much a new region of NUMA node nid asks for: UVM_ARENA_SIZE, or as
  * much as the node's regions so far, so that the ARENA_MAX_REGIONS slots
- * cover any address space
- * however small the first; at most a quarter of what RLIMIT_AS leaves (its
- * page map takes 1/512 more), so that the program and its libraries keep
- * room; never less than need.
+ * cover any address space however small the first; at most a quarter of
+ * what RLIMIT_AS leaves (its page map takes 1/512 more), so that the
+ * program and its libraries keep room; never less than need.
  */
 static size_t region_size(unsigned nid, size_t need)
 {

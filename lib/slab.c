@@ -39,7 +39,6 @@ _Static_assert(sizeof(struct slab) <= SLAB_HEADER - sizeof(uintptr_t), "slab hea
 
 static uintptr_t uvm__slab_key; /* random per process: the slabs' masks come from it */
 
-
 /*
  * A slab's mask: the per-process key, its address, and its life, so that an
  * area that is a slab again gets another mask and the free marks left in
@@ -233,7 +232,6 @@ static void release_orphan(struct slab *s)
 		slab_release_empty(s);
 }
 
-
 void slab_heap_init(struct slab_heap *h)
 {
 	for (unsigned c = 0; c < NCLASS; c++) {
@@ -365,18 +363,6 @@ static struct slab *refill(struct slab_heap *h, unsigned c)
 	return s;
 }
 
-/* The head of s's free list, popped and checked; it was written when freed, so clearing its mark faults nothing. */
-static void *pop(struct slab *s)
-{
-	void *p = s->free;
-
-	s->free = slab_link(s, p);
-	if (unlikely(!slab_link_ok(s, s->free)))
-		slab_corrupt(s, "free list", p);
-	((uintptr_t *)p)[1] = 0; /* no longer marked free */
-	return p;
-}
-
 /* Past the current slab's end (the hits pop and carve in line): another slab with room, then its object. */
 static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
 {
@@ -390,13 +376,13 @@ static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
 		trace_snapshot();
 	}
 	check_header(s);
-	return s->free ? pop(s) : slab_bump(s);
+	return s->free ? slab_pop(s) : slab_bump(s);
 }
 
 static void *alloc_in(struct slab_heap *h, unsigned c)
 {
 	struct slab *s = h->cur[c];
-	void *p = likely(s && s->free) ? pop(s) : alloc_slow(h, c);
+	void *p = likely(s && s->free) ? slab_pop(s) : alloc_slow(h, c);
 
 	if (!p)
 		return NULL;

@@ -197,6 +197,18 @@ static inline void *slab_bump(struct slab *s)
 	return p;
 }
 
+/* The head of s's free list (not empty), popped and checked; it was written when freed, so clearing its mark faults nothing. */
+static inline void *slab_pop(struct slab *s)
+{
+	void *p = s->free, *next = slab_link(s, p);
+
+	if (unlikely(!slab_link_ok(s, next)))
+		slab_corrupt(s, "free list", p);
+	s->free = next;
+	((uintptr_t *)p)[1] = 0; /* no longer marked free */
+	return p;
+}
+
 /*
  * The owner's hit, as a leaf: an object of size bytes (1..UVM_SLAB_MAX,
  * 16-byte aligned) popped from the free list of the class's current slab
@@ -206,19 +218,14 @@ static inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
 {
 	unsigned c = uvm__slab_class[(size + 15) >> 4];
 	struct slab *s = h->cur[c];
-	void *p, *next;
+	void *p;
 
 	if (unlikely(!s))
 		return NULL;
-	if (likely(p = s->free)) {
-		next = slab_link(s, p);
-		if (unlikely(!slab_link_ok(s, next)))
-			slab_corrupt(s, "free list", p);
-		s->free = next;
-		((uintptr_t *)p)[1] = 0; /* no longer marked free */
-	} else if ((p = slab_bump(s)) == NULL) {
+	if (likely(s->free))
+		p = slab_pop(s);
+	else if ((p = slab_bump(s)) == NULL)
 		return NULL;
-	}
 	s->used++;
 	h->allocs[c]++;
 	return p;

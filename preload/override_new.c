@@ -67,34 +67,31 @@ static void *alloc_or_throw(size_t size, size_t align)
 	}
 }
 
-/* The nothrow forms: next is the mangled name of the same form in libstdc++. */
-static void *alloc_or_null(size_t size, size_t align, const char *next)
+/* The nothrow forms: next is the mangled name of the same form in libstdc++, t the caller's std::nothrow. */
+static void *alloc_or_null(size_t size, size_t align, const void *t, const char *next)
 {
-	void *p = alloc(size, align), *(*libstdcxx)(size_t, ...);
+	void *p = alloc(size, align), *f;
 
-	if (p || !current_handler())
+	if (p || !current_handler() || !(f = dlsym(RTLD_NEXT, next)))
 		return p;
-	libstdcxx = (void *(*)(size_t, ...))dlsym(RTLD_NEXT, next);
-	if (!libstdcxx)
-		return NULL;
-	return align ? libstdcxx(size, align, NULL) : libstdcxx(size, NULL);
+	if (align)
+		return ((void *(*)(size_t, size_t, const void *))f)(size, align, t);
+	return ((void *(*)(size_t, const void *))f)(size, t);
 }
 
 EXPORT void *_Znwm(size_t n) { return alloc_or_throw(n, 0); }
 EXPORT void *_Znam(size_t n) { return alloc_or_throw(n, 0); }
 EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t a) { return alloc_or_throw(n, a); }
 EXPORT void *_ZnamSt11align_val_t(size_t n, size_t a) { return alloc_or_throw(n, a); }
-EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *t) { (void)t; return alloc_or_null(n, 0, "_ZnwmRKSt9nothrow_t"); }
-EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *t) { (void)t; return alloc_or_null(n, 0, "_ZnamRKSt9nothrow_t"); }
+EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *t) { return alloc_or_null(n, 0, t, "_ZnwmRKSt9nothrow_t"); }
+EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *t) { return alloc_or_null(n, 0, t, "_ZnamRKSt9nothrow_t"); }
 EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *t)
 {
-	(void)t;
-	return alloc_or_null(n, a, "_ZnwmSt11align_val_tRKSt9nothrow_t");
+	return alloc_or_null(n, a, t, "_ZnwmSt11align_val_tRKSt9nothrow_t");
 }
 EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *t)
 {
-	(void)t;
-	return alloc_or_null(n, a, "_ZnamSt11align_val_tRKSt9nothrow_t");
+	return alloc_or_null(n, a, t, "_ZnamSt11align_val_tRKSt9nothrow_t");
 }
 
 /* delete, delete[], each with nothrow, size, alignment, and size and alignment: all the same free. */

@@ -155,6 +155,7 @@ static int alive(pid_t pid)
 #define LAYOUT_MAX (1u << 20) /* a structure's size */
 #define OBJECT_MAX 512u       /* a vmap_area's size: read into buffers of this size */
 #define COUNT_MAX 4096u       /* regions, vmap nodes, NUMA nodes */
+#define REGION_MAX 4096u      /* a region's size: the array of them is read whole */
 
 /* Does a field of width bytes at offset off lie inside a structure of size bytes? */
 static int fits(uint64_t off, uint64_t width, uint64_t size) { return size <= LAYOUT_MAX && off <= size - width && width <= size; }
@@ -179,6 +180,7 @@ static enum target_err check_descriptor(const struct uvm_descriptor *d)
 	     "a vmap_area field lies outside va_size");
 	NEED(d->va_nid_shift < 32, "va_nid_shift out of range");
 	NEED(d->max_regions >= 1 && d->max_regions <= COUNT_MAX, "max_regions out of range");
+	NEED(rs <= REGION_MAX, "region_size out of range");
 	NEED(fits(d->region_base, 8, rs) && fits(d->region_end, 8, rs) && fits(d->region_committed, 8, rs) &&
 		     fits(d->region_nid, 4, rs),
 	     "a region field lies outside region_size");

@@ -200,8 +200,10 @@ static enum target_err walk(const struct target *t, const struct snapshot *s, ui
 	unsigned depth = 0, limit = depth_limit(s->max_areas);
 	enum target_err e = T_OK;
 
-	if (root && (!object_of(root, t->d.va_rb) || level_add(&cur, root - t->d.va_rb, 0, UINT64_MAX)))
+	if (root && !object_of(root, t->d.va_rb))
 		e = target_corrupt("%s: a misaligned root", out->what);
+	else if (root && level_add(&cur, root - t->d.va_rb, 0, UINT64_MAX))
+		e = target_corrupt("%s: more areas than vminfo can hold", out->what);
 	while (!e && cur.n) {
 		if (++depth > limit || *out->n - mark + cur.n > s->max_areas) {
 			e = target_corrupt("%s: deeper or larger than the regions allow", out->what);
