@@ -18,6 +18,7 @@
  *            first corruption and leaves with _exit.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,17 +93,23 @@ static void areas(void)
 }
 
 static atomic_bool stop;
+static atomic_int started;
 
 static void *churn(void *arg)
 {
 	unsigned seed = (unsigned)(uintptr_t)arg;
 	void *live[64] = { 0 };
+	int counted = 0;
 
 	while (!atomic_load(&stop)) {
 		int k = rand_r(&seed) % 64;
 
 		uvm_vfree(live[k]);
 		live[k] = uvm_vmalloc((size_t)(rand_r(&seed) % 300 + 1) * 4096);
+		if (!counted) {
+			atomic_fetch_add(&started, 1);
+			counted = 1;
+		}
 		if (rand_r(&seed) % 3 == 0) {
 			void *m = uvm_malloc((size_t)(rand_r(&seed) % 5000) + 1);
 			uvm_free(m);
@@ -119,6 +126,9 @@ static void hammer(void)
 
 	for (long i = 0; i < 4; i++)
 		pthread_create(&t[i], NULL, churn, (void *)(i + 1));
+	/* Ready once every thread has allocated: before that vminfo may rightly say "not allocated yet". */
+	while (atomic_load(&started) < 4)
+		sched_yield();
 	printf("ready\n");
 	fflush(stdout);
 	wait_for_stdin();
