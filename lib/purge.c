@@ -28,6 +28,7 @@
 static struct {
 	uvm_lock_t lock; /* vmap_purge_lock: one purge at a time */
 	size_t lazy_max;
+	bool fixed; /* UVM_LAZY_MAX set: lazy_max is the limit, not a cap on purge_retain_max's share */
 	uint64_t purges, purged_bytes;
 } purge = { .lock = UVM_LOCK_INIT };
 
@@ -44,10 +45,29 @@ void purge_init(unsigned cpus)
 	 * workload repeated in one process grew from 226 to 290 MiB over 50
 	 * rounds (glibc flat at 220); with 4 MiB it levels off near 237.
 	 */
+	purge.fixed = opt != 0;
 	purge.lazy_max = opt ? (size_t)opt : fls_ul(cpus) * ((4u << 20) >> UVM_PAGE_SHIFT);
 }
 
 size_t purge_lazy_max(void) { return purge.lazy_max; }
+
+/*
+ * What lazy lists, and pools, may hold now: a share of the busy areas,
+ * between PURGE_RETAIN_MIN and lazy_max (UVM_LAZY_MAX, when set, is the
+ * limit as it stands).  A fixed limit made of freed memory a program's
+ * largest part: a 3 MiB working set of threads that come and go held 14
+ * MiB at its peak, 8 of them pooled for misses that mostly never came.
+ * A share keeps large programs' limit where it was (python3's 200 MiB
+ * reaches lazy_max) and a small one's retained memory small.
+ */
+size_t purge_retain_max(void)
+{
+	size_t share = vn_busy_pages() / PURGE_RETAIN_SHARE;
+
+	if (purge.fixed || share >= purge.lazy_max)
+		return purge.lazy_max;
+	return share > PURGE_RETAIN_MIN ? share : PURGE_RETAIN_MIN < purge.lazy_max ? PURGE_RETAIN_MIN : purge.lazy_max;
+}
 
 /* Merge two address-sorted lists. */
 static void merge_sorted(struct list_head *a, struct list_head *b, struct list_head *out)
@@ -145,7 +165,7 @@ static size_t purge_locked(int full)
 	LIST_HEAD(lazy);
 	LIST_HEAD(release);
 	struct vmap_area *va, *n;
-	size_t lazy_pages = 0, decayed = 0, pooled, runs, areas = 0, bytes = purge.purged_bytes;
+	size_t lazy_pages = 0, decayed = 0, pooled, runs, areas = 0, bytes = purge.purged_bytes, retain = purge_retain_max();
 	uint64_t t0 = UVM_TRACED(purge) ? trace_now_ns() : 0;
 
 	for (unsigned id = 0; id < vn_count(); id++) {
@@ -157,7 +177,7 @@ static size_t purge_locked(int full)
 	pooled = vn_pooled_pages();
 	list_for_each_entry_safe(va, n, &lazy, list) {
 		list_del(&va->list);
-		if (!full && va_pages(va) <= VN_POOL_PAGES && pooled + va_pages(va) <= purge.lazy_max) {
+		if (!full && va_pages(va) <= VN_POOL_PAGES && pooled + va_pages(va) <= retain) {
 			pooled += va_pages(va);
 			vn_pool_put(va);
 		} else {
@@ -188,7 +208,10 @@ size_t purge_now(int full)
 
 void purge_if_over(size_t lazy)
 {
-	if (lazy <= purge.lazy_max || !uvm_trylock(&purge.lock))
+	size_t floor = purge.lazy_max < PURGE_RETAIN_MIN ? purge.lazy_max : PURGE_RETAIN_MIN;
+
+	/* The floor first: the share is a walk over the nodes. */
+	if (lazy <= floor || lazy <= purge_retain_max() || !uvm_trylock(&purge.lock))
 		return;
 	purge_locked(0);
 	uvm_unlock(&purge.lock);
@@ -210,15 +233,16 @@ void purge_free_lazily(struct list_head *vas)
 void purge_free_backed(struct list_head *vas)
 {
 	struct vmap_area *va, *n;
-	size_t pooled, lazy = 0;
+	size_t pooled, lazy = 0, retain;
 
 	if (list_empty(vas))
 		return;
 	pooled = vn_pooled_pages();
+	retain = purge_retain_max();
 	list_for_each_entry_safe(va, n, vas, list) {
 		list_del(&va->list);
 		vn_busy_erase(va);
-		if (va_pages(va) <= VN_POOL_PAGES && pooled + va_pages(va) <= purge.lazy_max) {
+		if (va_pages(va) <= VN_POOL_PAGES && pooled + va_pages(va) <= retain) {
 			pooled += va_pages(va);
 			vn_pool_put(va);
 		} else {

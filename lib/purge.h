@@ -11,8 +11,13 @@
 #include "uvmalloc.h"
 
 void purge_init(unsigned cpus);
-/* lazy_max_pages(): fls(CPUs) * 32 MiB of pages, or UVM_LAZY_MAX. */
+/* lazy_max_pages(): fls(CPUs) * 4 MiB of pages, or UVM_LAZY_MAX. */
 size_t purge_lazy_max(void);
+/* Retained memory follows the program: an eighth of its busy pages, at least 1 MiB, at most lazy_max. */
+#define PURGE_RETAIN_SHARE 8
+#define PURGE_RETAIN_MIN ((size_t)256)
+/* Pages lazy lists may hold before a purge, and pools after it: purge_lazy_max() capping the share. */
+size_t purge_retain_max(void);
 
 /*
  * Purge every node now.  Pools first decay by a quarter (all of them when
@@ -20,6 +25,7 @@ size_t purge_lazy_max(void);
  * pool still backed (not when full, and while pools hold less than
  * lazy_max_pages), and everything else goes back to the
  * kernel, one madvise per run of adjacent ranges, and into the free tree.
+ * (lazy_max_pages here is purge_retain_max().)
  * Returns the pages that left the lazy lists and pools.
  */
 size_t purge_now(int full);

@@ -114,7 +114,7 @@ static void set_insert(struct va_set *s, struct vmap_area *va)
 	rb_link_node(&va->rb, parent, link);
 	rb_insert(&va->rb, &s->root, NULL);
 	s->nr++;
-	s->bytes += va_size(va);
+	__atomic_store_n(&s->bytes, s->bytes + va_size(va), __ATOMIC_RELAXED); /* vn_busy_pages reads it unlocked */
 	seq_end(s);
 }
 
@@ -123,7 +123,7 @@ static void set_erase(struct va_set *s, struct vmap_area *va)
 	seq_begin(s);
 	rb_erase(&va->rb, &s->root, NULL);
 	s->nr--;
-	s->bytes -= va_size(va);
+	__atomic_store_n(&s->bytes, s->bytes - va_size(va), __ATOMIC_RELAXED);
 	seq_end(s);
 }
 
@@ -222,7 +222,7 @@ void vn_busy_resize(struct vmap_area *va, uintptr_t new_end)
 
 	uvm_lock(&vn->busy.lock);
 	seq_begin(&vn->busy);
-	vn->busy.bytes = vn->busy.bytes - va_size(va) + (new_end - va->va_start);
+	__atomic_store_n(&vn->busy.bytes, vn->busy.bytes - va_size(va) + (new_end - va->va_start), __ATOMIC_RELAXED);
 	va->va_end = new_end;
 	seq_end(&vn->busy);
 	uvm_unlock(&vn->busy.lock);
@@ -341,6 +341,15 @@ void vn_pool_put(struct vmap_area *va)
 	vn->pools.nr++;
 	vn->pools.bytes += va_size(va);
 	uvm_unlock(&vn->pools.lock);
+}
+
+size_t vn_busy_pages(void)
+{
+	size_t bytes = 0;
+
+	for (unsigned i = 0; i < nr_nodes; i++)
+		bytes += __atomic_load_n(&nodes[i].busy.bytes, __ATOMIC_RELAXED);
+	return bytes >> UVM_PAGE_SHIFT;
 }
 
 size_t vn_pooled_pages(void)

@@ -45,6 +45,8 @@ void vn_busy_insert(struct vmap_area *va);
 void vn_busy_erase(struct vmap_area *va);
 /* Copy the live area that contains addr (any byte of it, guard included) into *out.  True if found. */
 int vn_busy_lookup(uintptr_t addr, struct vmap_area *out);
+/* Pages of all busy trees (live and thread-cached areas, guards included), read without their locks. */
+size_t vn_busy_pages(void);
 /* Move the end of busy area va (vrealloc), keeping the node's byte count right. */
 void vn_busy_resize(struct vmap_area *va, uintptr_t new_end);
 /*

@@ -90,6 +90,50 @@ Test(purge, threshold_triggers_one_batched_purge, .init = node_layer)
 	cr_assert_eq(arena_check(), 0);
 }
 
+/* Lazily freed areas of a small program (what it frees: 2-page areas): N of them, the first `freed` freed. */
+static void free_some(char **p, int n, int freed)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = uvm_vmalloc(4096);
+	for (int i = 0; i < freed; i++)
+		uvm_vfree(p[i]);
+}
+
+/* With UVM_LAZY_MAX unset, a small program's lazy lists and pools hold PURGE_RETAIN_MIN pages, not lazy_max. */
+Test(purge, a_small_program_retains_little, .init = node_layer)
+{
+	enum { N = 200, FREED = 150 };
+	static char *p[N];
+
+	unsetenv("UVM_LAZY_MAX");
+	pin_to_cpu0();
+	free_some(p, N, FREED);
+	cr_assert_gt(purge_lazy_max(), PURGE_RETAIN_MIN);
+	cr_assert_eq(purge_retain_max(), PURGE_RETAIN_MIN, "50 live areas: the floor");
+	cr_assert_eq(stats().purges, 1, "300 lazy pages crossed the 256-page floor once");
+	cr_assert_leq((stats().lazy_bytes + stats().pooled_bytes) / 4096, 2 * PURGE_RETAIN_MIN);
+	cr_assert_leq(stats().pooled_bytes / 4096, PURGE_RETAIN_MIN);
+	cr_assert_eq(arena_check(), 0);
+}
+
+/* The same frees beside a large live area: an eighth of the busy pages may wait, so none is purged. */
+Test(purge, a_large_program_retains_its_share, .init = node_layer)
+{
+	enum { N = 200, FREED = 150 };
+	static char *p[N];
+	char *big;
+
+	unsetenv("UVM_LAZY_MAX");
+	pin_to_cpu0();
+	big = uvm_vmalloc((size_t)64 << 20); /* 16 385 busy pages, never touched */
+	cr_assert_not_null(big);
+	free_some(p, N, FREED);
+	cr_assert_eq(purge_retain_max(), purge_lazy_max() < 16485 / 8 ? purge_lazy_max() : 16485 / 8);
+	cr_assert_eq(stats().purges, 0);
+	cr_assert_eq(stats().lazy_count, FREED);
+	uvm_vfree(big);
+}
+
 /* Adjacent lazily freed areas too big for a pool leave in one madvise. */
 Test(purge, adjacent_ranges_merge_into_one_madvise, .init = no_auto_purge)
 {
