@@ -224,8 +224,8 @@ static inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
 		return NULL;
 	if (likely(s->free))
 		p = slab_pop(s);
-	else if ((p = slab_bump(s)) == NULL)
-		return NULL;
+	else if (atomic_load_explicit(&s->remote, memory_order_relaxed) || (p = slab_bump(s)) == NULL)
+		return NULL; /* other threads' frees are reused before a never-used object is touched (slab_alloc's way) */
 	s->used++;
 	h->allocs[c]++;
 	return p;

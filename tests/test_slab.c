@@ -148,6 +148,39 @@ Test(slab, remote_frees_are_collected)
 		uvm_free(handed[i]);
 }
 
+/*
+ * A slab that others freed into hands those objects out again before it
+ * touches one it never used: its current slab, with room left, takes back
+ * the remote frees and carves nothing (a program whose frees are mostly
+ * other threads' would otherwise touch every slab whole).
+ */
+Test(slab, remote_frees_come_before_fresh_objects)
+{
+	enum { N = 64 };
+	void *before[N];
+	pthread_t t;
+
+	for (int i = 0; i < XN; i++)
+		handed[i] = NULL;
+	for (int i = 0; i < N; i++) {
+		handed[i] = before[i] = uvm_malloc(256); /* a fresh class: one slab with room for 240 */
+		memset(before[i], 1, 256);
+	}
+	cr_assert_eq(pthread_create(&t, NULL, free_all, NULL), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	for (int i = 0; i < N; i++) {
+		void *p = uvm_malloc(256);
+		bool reused = false;
+
+		for (int k = 0; k < N && !reused; k++)
+			reused = p == before[k];
+		cr_assert(reused, "allocation %d carved %p while %d remote frees waited", i, p, N - i);
+		handed[i] = p;
+	}
+	for (int i = 0; i < N; i++)
+		uvm_free(handed[i]);
+}
+
 static void *alloc_and_exit(void *arg)
 {
 	for (int i = 0; i < XN; i++)
