@@ -165,10 +165,17 @@ static void thread_exit(void *arg)
 	tls_exited = true;
 }
 
+/*
+ * At load time, not at set-up: the kernel makes a process that registers
+ * while other threads run wait for an RCU grace period (10-15 ms here: the
+ * first uvm_* call of a program that had started its threads paid it), and
+ * answers a single-threaded one, as a process still loading is, at once.
+ */
+__attribute__((constructor)) static void heap_register(void) { reg.claims = membarrier_register(); }
+
 int heap_init(unsigned nodes)
 {
 	reg.size = align_up(sizeof(struct heap) + pcp_lists_size(nodes), UVM_PAGE_SIZE);
-	reg.claims = membarrier_register();
 	return pthread_key_create(&reg.key, thread_exit);
 }
 

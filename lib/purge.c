@@ -66,7 +66,7 @@ size_t purge_retain_max(void)
 
 	if (purge.fixed || share >= purge.lazy_max)
 		return purge.lazy_max;
-	return share > PURGE_RETAIN_MIN ? share : PURGE_RETAIN_MIN < purge.lazy_max ? PURGE_RETAIN_MIN : purge.lazy_max;
+	return share > PURGE_RETAIN_MIN ? share : PURGE_RETAIN_MIN; /* lazy_max is 1024 pages at least */
 }
 
 /* Merge two address-sorted lists. */
