@@ -124,7 +124,12 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 	return va;
 }
 
-/* Another thread's area: to its owner's inbox (pcp.c); one no heap owns, lazily to the node. */
+/*
+ * Another thread's area: to its owner's inbox (pcp.c); one whose owner has
+ * exited, backed to its node's pool, where the next threads' misses find it
+ * (lazily, it would wait for a purge while they fault fresh ranges in); one
+ * no heap owns (no caches), lazily to the node.
+ */
 static uvm_noinline void free_foreign(struct heap *h, struct vmap_area *va)
 {
 	LIST_HEAD(one);
@@ -134,7 +139,10 @@ static uvm_noinline void free_foreign(struct heap *h, struct vmap_area *va)
 	if (va->heap && pcp_give_back(va))
 		return;
 	list_add(&va->list, &one);
-	purge_free_lazily(&one);
+	if (va->heap)
+		purge_free_backed(&one);
+	else
+		purge_free_lazily(&one);
 }
 
 void area_free(struct vmap_area *va)

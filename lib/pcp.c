@@ -203,7 +203,7 @@ void pcp_heap_exit(struct heap *h)
 
 	drain_locked(&h->pcp, 0, &out);
 	heap_inbox_take(h, &out);
-	purge_free_lazily(&out);
+	purge_free_backed(&out);
 	meta_va_free_list(&h->pcp.spare);
 	h->pcp.nr_spare = 0;
 }

@@ -34,11 +34,11 @@ void purge_if_over(size_t lazy);
 /* Free_vmap_area_noflush() for a list of areas still in their busy trees: onto their owners' lazy lists. */
 void purge_free_lazily(struct list_head *vas);
 /*
- * Frees of other threads' areas, still backed.  They go straight to their
- * owners' pools while the pools hold less than the lazy limit, so the
- * owner's next miss reuses them with no fault (a producer's blocks freed
- * by a consumer that never allocates, as mimalloc frees to the owner's
- * page); the rest go lazily.  Userspace difference: the kernel's lazy list
+ * Frees of areas still backed that no live thread will take in: those of an
+ * exited thread (its cache at exit, and its areas freed by others after).
+ * They go straight to their owners' pools while the pools hold less than
+ * purge_retain_max(), so the next miss of that size reuses them with no
+ * fault; the rest go lazily.  Userspace difference: the kernel's lazy list
  * exists to batch TLB flushes, which a range that stays mapped does not
  * need.
  */
