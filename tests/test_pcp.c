@@ -258,6 +258,50 @@ Test(pcp, thread_exit_drains_the_cache)
 	cr_assert_eq(st.frees - before.frees, 10);
 }
 
+static void *alloc_touch_and_exit(void *arg)
+{
+	char **p = arg;
+
+	for (int i = 0; i < 10; i++) {
+		p[i] = uvm_vmalloc(3 * 4096);
+		memset(p[i], 7, 3 * 4096);
+	}
+	uvm_vfree(p[0]); /* into its cache: drained at its exit */
+	return NULL;
+}
+
+/*
+ * An exited thread's areas stay backed for the threads after it: its cache
+ * at exit and the areas others free later go to the pools (not the lazy
+ * lists, which wait for a purge), and the next misses of their size reuse
+ * them with no page fault.
+ */
+static void one_vmap_node(void) { setenv("UVM_NODES", "1", 1); }
+
+Test(pcp, an_exited_threads_areas_are_reused_backed, .init = one_vmap_node)
+{
+	char *p[10], *q[10];
+	pthread_t t;
+	struct uvm_stats before = stats(), st;
+
+	/* One vmap node: pools are per node, and threads are spread over the nodes (one per CPU by default). */
+	cr_assert_eq(pthread_create(&t, NULL, alloc_touch_and_exit, p), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	for (int i = 1; i < 10; i++)
+		uvm_vfree(p[i]);
+	st = stats();
+	cr_assert_eq(st.pooled_count - before.pooled_count, 10, "the exited thread's areas are not pooled");
+	cr_assert_eq(st.lazy_count, before.lazy_count);
+	long faults = minor_faults();
+	for (int i = 0; i < 10; i++) {
+		q[i] = uvm_vmalloc(3 * 4096);
+		cr_assert_eq(q[i][4096], 7, "%p came back without its pages", q[i]);
+	}
+	cr_assert_eq(minor_faults() - faults, 0);
+	for (int i = 0; i < 10; i++)
+		uvm_vfree(q[i]);
+}
+
 static void *free_it(void *p)
 {
 	uvm_vfree(p);
