@@ -58,6 +58,7 @@ void *uvm__alloc(size_t size, size_t align, int zero, int node, bool huge, const
 	va = area_alloc(align_up(size, UVM_PAGE_SIZE), align, node, huge, caller, &err);
 	if (unlikely(!va))
 		return fail(err);
+	pcp_count_request(uvm__heap, size);
 	/* Fresh ranges from the tree read as zero; a reused one may hold old data. */
 	if (zero && (va->flags & VA_REUSED))
 		memset((void *)va->va_start, 0, area_usable(va));
@@ -91,8 +92,10 @@ static inline void *vmalloc_fast(size_t size, size_t align, bool huge, const voi
 {
 	struct vmap_area *va;
 
-	if (likely(!UVM_TRACED(alloc)) && likely(va = area_alloc_hit_aligned(size, align, caller)))
+	if (likely(!UVM_TRACED(alloc)) && likely(va = area_alloc_hit_aligned(size, align, caller))) {
+		uvm__heap->pcp.requested += size; /* a hit had the heap */
 		return (void *)va->va_start;
+	}
 	return vmalloc_slow(size, huge, caller);
 }
 

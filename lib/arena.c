@@ -471,6 +471,58 @@ void arena_stats(struct uvm_stats *st)
 	}
 }
 
+void arena_span(struct uvm_frag *f)
+{
+	int n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
+	struct vmap_area *va;
+
+	for (int i = 0; i < n; i++)
+		if (uvm__regions[i].base != uvm__regions[i].end) /* not given back */
+			f->span_bytes += atomic_load(&uvm__regions[i].committed) - uvm__regions[i].base;
+	for (unsigned i = 0; i < arena.nr_nodes; i++) {
+		struct free_space *fs = &arena.node[i];
+
+		uvm_lock(&fs->lock);
+		list_for_each_entry(va, &fs->tree.list, list) {
+			struct region *r = region_of(va->va_start);
+			uintptr_t top = r ? atomic_load(&r->committed) : 0, end = va->va_end < top ? va->va_end : top;
+
+			if (va->va_start >= end)
+				continue;
+			f->span_free_bytes += end - va->va_start;
+			f->span_free_count++;
+			if (end - va->va_start > f->span_largest_free)
+				f->span_largest_free = end - va->va_start;
+		}
+		uvm_unlock(&fs->lock);
+	}
+}
+
+size_t arena_map_resident(void)
+{
+	int n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
+	size_t bytes = 0;
+
+	for (int i = 0; i < n; i++) {
+		const struct region *r = &uvm__regions[i];
+
+		if (r->base != r->end)
+			bytes += os_resident((uintptr_t)r->map, align_up((r->end - r->base) >> UVM_PAGE_SHIFT << 3, UVM_PAGE_SIZE));
+	}
+	return bytes;
+}
+
+size_t arena_resident(void)
+{
+	int n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
+	size_t bytes = 0;
+
+	for (int i = 0; i < n; i++)
+		if (uvm__regions[i].base != uvm__regions[i].end)
+			bytes += os_resident(uvm__regions[i].base, atomic_load(&uvm__regions[i].committed) - uvm__regions[i].base);
+	return bytes;
+}
+
 static int check_space(struct free_space *fs)
 {
 	size_t bytes = 0, count = 0;

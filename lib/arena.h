@@ -90,6 +90,11 @@ void arena_release(struct list_head *vas);
 unsigned arena_nid(uintptr_t addr);
 
 void arena_stats(struct uvm_stats *st);
+/* Add the committed span and its free ranges (clipped at each region's committed top) to f. */
+void arena_span(struct uvm_frag *f);
+/* Resident bytes of the regions' committed parts, and of their page maps. */
+size_t arena_resident(void);
+size_t arena_map_resident(void);
 /* 0 if every free tree passes va_tree_check and agrees with its counters (test oracle). */
 int arena_check(void);
 

@@ -28,6 +28,7 @@ static struct {
 	struct list_head live;  /* heaps of running threads (and, in a fork child, the dead ones) */
 	struct list_head spare; /* heaps of exited threads, for the next thread */
 	size_t size;            /* of one heap, a page multiple */
+	size_t nr;              /* heaps made (never unmapped; each cleared whole when taken, so resident) */
 	pthread_key_t key;
 	bool claims;            /* membarrier works: other threads' heaps can be claimed */
 	bool fork_claimed;      /* the fork in progress claimed every live heap */
@@ -119,6 +120,8 @@ void heap_for_each_live(void (*fn)(struct heap *h, void *arg), void *arg)
 	uvm_unlock(&reg.lock);
 }
 
+size_t heap_bytes(void) { return __atomic_load_n(&reg.nr, __ATOMIC_RELAXED) * reg.size; }
+
 /* ------------------------------------------------------------- inbox */
 
 void heap_inbox_push(struct heap *h, struct vmap_area *va)
@@ -194,6 +197,7 @@ struct heap *heap_attach(void)
 	uvm_unlock(&reg.lock);
 	if (!h && !(h = os_alloc_meta(reg.size)))
 		return NULL;
+	__atomic_fetch_add(&reg.nr, 1, __ATOMIC_RELAXED);
 	memset((char *)h + keep, 0, reg.size - keep);
 	atomic_store(&h->retired, false);
 	slab_heap_init(&h->slab);

@@ -102,6 +102,9 @@ void heap_for_each_claimed(void (*fn)(struct heap *h, bool owned, void *arg), vo
  */
 void heap_for_each_live(void (*fn)(struct heap *h, void *arg), void *arg);
 
+/* Bytes of all heaps made. */
+size_t heap_bytes(void);
+
 void heap_fork_prepare(void);
 void heap_fork_parent(void);
 void heap_fork_child(void);

@@ -167,9 +167,12 @@ void *uvm_malloc(size_t size)
 
 	if (likely(h && !UVM_TRACED(alloc))) {
 		if (likely(size - 1 < uvm__slab_max)) {
-			if (likely(p = slab_alloc_hit(&h->slab, size)))
+			if (likely(p = slab_alloc_hit(&h->slab, size))) {
+				h->pcp.requested += size;
 				return p;
+			}
 		} else if ((va = area_alloc_hit(size, CALLER()))) {
+			h->pcp.requested += size;
 			return (void *)va->va_start;
 		}
 	}

@@ -22,7 +22,7 @@ static struct {
 	uvm_lock_t lock;
 	struct vmap_area *free; /* singly linked through va_start */
 	char *bump, *end;
-	size_t live;
+	size_t live, carved;
 } meta = { .lock = UVM_LOCK_INIT };
 
 static struct vmap_area *carve(void)
@@ -39,6 +39,7 @@ static struct vmap_area *carve(void)
 	}
 	va = (struct vmap_area *)meta.bump;
 	meta.bump += META_OBJ_SIZE;
+	meta.carved++;
 	return va;
 }
 
@@ -91,6 +92,16 @@ size_t meta_va_live(void)
 
 	uvm_lock(&meta.lock);
 	n = meta.live;
+	uvm_unlock(&meta.lock);
+	return n;
+}
+
+size_t meta_bytes(void)
+{
+	size_t n;
+
+	uvm_lock(&meta.lock);
+	n = meta.carved * META_OBJ_SIZE;
 	uvm_unlock(&meta.lock);
 	return n;
 }

@@ -14,6 +14,8 @@ void meta_va_free(struct vmap_area *va);
 void meta_va_free_list(struct list_head *head);
 /* Objects handed out and not freed (tests check for leaks with it). */
 size_t meta_va_live(void);
+/* Bytes of objects ever carved from chunks: touched, so resident (the rest of a chunk is not). */
+size_t meta_bytes(void);
 
 void meta_fork_prepare(void);
 void meta_fork_parent(void);

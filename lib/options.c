@@ -22,6 +22,7 @@ struct uvm_option {
 };
 
 static const char *const thp_words[] = { "never", "huge-only", "always", NULL };
+static const char *const stats_words[] = { "0", "1", "json", NULL };
 
 static const struct uvm_option table[OPT__COUNT] = {
 	[OPT_ARENA_SIZE] = { "UVM_ARENA_SIZE", 64LL << 30, 64LL << 20, 1LL << 44,
@@ -46,7 +47,9 @@ static const struct uvm_option table[OPT__COUNT] = {
 			    "split the address space into N pretend NUMA nodes (for tests on one-node machines); 0 = the real nodes" },
 	[OPT_SLAB_MAX] = { "UVM_SLAB_MAX", 3584, 0, 8 << 10,
 			   "largest malloc served from slabs (at most 8K); larger ones get areas of their own (their free state outside them); 0 = no slabs" },
-	[OPT_STATS] = { "UVM_STATS", 0, 0, 1, "1 = print a summary of the allocator's statistics on stderr at exit" },
+	[OPT_STATS] = { "UVM_STATS", 0, 0, 2,
+			"1 = print a summary of the allocator's statistics, overhead and fragmentation on stderr at exit; "
+			"json = the same as one JSON object", stats_words },
 	[OPT_TRACE_SAMPLE] = { "UVM_TRACE_SAMPLE", 0, 0, 1LL << 31,
 			       "while vmtrace traces the alloc probe, time and report one allocation in N; 0 = none "
 			       "(vmtrace --sample sets it)" },

@@ -25,6 +25,7 @@ enum uvm_option_id {
 };
 
 enum thp_mode { THP_NEVER, THP_HUGE_ONLY, THP_ALWAYS };
+enum stats_mode { STATS_OFF, STATS_TEXT_MODE, STATS_JSON };
 
 /* Read the environment (secure_getenv: ignored in setuid programs).  Once, at init. */
 void options_init(void);

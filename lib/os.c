@@ -5,6 +5,7 @@
 
 #include "descriptor.h"
 #include "numa_node.h"
+#include "util.h"
 
 #include <errno.h>
 #include <numaif.h>
@@ -168,6 +169,23 @@ int os_guard_remove(uintptr_t addr, size_t size)
 		return 0;
 	count(&nr_madvise);
 	return madvise((void *)addr, size, MADV_GUARD_REMOVE) ? errno : 0;
+}
+
+size_t os_resident(uintptr_t addr, size_t size)
+{
+	unsigned char vec[4096];
+	size_t pages = 0;
+
+	for (size_t done = 0; done < size;) {
+		size_t len = size - done < sizeof(vec) * UVM_PAGE_SIZE ? size - done : sizeof(vec) * UVM_PAGE_SIZE;
+
+		if (mincore((void *)(addr + done), len, vec))
+			break;
+		for (size_t i = 0; i < len >> UVM_PAGE_SHIFT; i++)
+			pages += vec[i] & 1;
+		done += len;
+	}
+	return pages << UVM_PAGE_SHIFT;
 }
 
 void os_stats(struct uvm_stats *st)

@@ -19,6 +19,8 @@ void os_unreserve(uintptr_t base, size_t size);
 int os_commit(uintptr_t addr, size_t size);
 /* Give the pages of [addr, addr + size) back; the range reads as zeroes afterwards. */
 int os_release(uintptr_t addr, size_t size);
+/* Bytes of [addr, addr + size) (page aligned) that are resident now (mincore; no syscall counted: stats only). */
+size_t os_resident(uintptr_t addr, size_t size);
 /* Plain read/write anonymous memory for lib/'s own metadata, backed as it is touched. */
 void *os_alloc_meta(size_t size);
 

@@ -47,7 +47,8 @@
 static struct {
 	/* Counters of exited threads (the heap registry's lock) and of threads past their exit (atomics). */
 	uint64_t hits, misses, allocs, frees, drained, alloc_pages, free_pages;
-	_Atomic uint64_t stray_allocs, stray_frees, stray_alloc_pages, stray_free_pages;
+	_Atomic uint64_t stray_allocs, stray_frees, stray_alloc_pages, stray_free_pages, stray_requested;
+	uint64_t requested;
 	unsigned nodes;
 	_Atomic uint64_t next_decay;
 } reg;
@@ -217,6 +218,7 @@ void pcp_heap_fold(struct pcp *p)
 	reg.drained += p->drained;
 	reg.alloc_pages += p->alloc_pages;
 	reg.free_pages += p->free_pages;
+	reg.requested += p->requested;
 }
 
 size_t pcp_lists_size(unsigned nodes) { return (size_t)nodes * sizeof(struct pcp_node); }
@@ -494,6 +496,25 @@ static void count_op(struct heap *h, bool alloc, size_t pages)
 }
 
 void pcp_count_alloc(struct heap *h, size_t pages) { count_op(h, true, pages); }
+
+/* A plain add: only the owner writes its word, and readers take it as a word (as every counter here). */
+void pcp_count_request(struct heap *h, size_t size)
+{
+	if (h)
+		h->pcp.requested += size;
+	else
+		atomic_fetch_add_explicit(&reg.stray_requested, size, memory_order_relaxed);
+}
+
+static void requested_one(struct heap *h, void *arg) { *(uint64_t *)arg += h->pcp.requested; }
+
+uint64_t pcp_requested(void)
+{
+	uint64_t n = 0;
+
+	heap_for_each_live(requested_one, &n);
+	return n + reg.requested + atomic_load_explicit(&reg.stray_requested, memory_order_relaxed);
+}
 void pcp_count_free(struct heap *h, size_t pages) { count_op(h, false, pages); }
 
 /* ------------------------------------------------------------- decay */

@@ -56,6 +56,7 @@ struct pcp {
 	uint64_t allocs;                              /* those the cache missed: hits + allocs is all of them */
 	uint64_t alloc_pages, free_pages; /* of the areas handed out and freed, guard pages included: the usable bytes
 					   * are (pages - areas) pages, so a hit adds a page count it has already */
+	uint64_t requested;               /* bytes asked for by this thread's malloc and uvm_v* calls (uvm_frag_stats) */
 	/*
 	 * Area objects that trims take and merges give back, so the thread's
 	 * splits and joins stay off the metadata lock (shared by all threads).
@@ -164,6 +165,10 @@ bool pcp_put(struct heap *h, struct vmap_area *va);
  * frees va to the node.
  */
 bool pcp_give_back(struct vmap_area *va);
+/* Count size bytes asked for by a slow path's allocation; h may be NULL. */
+void pcp_count_request(struct heap *h, size_t size);
+/* Bytes asked for by every allocation so far, all threads. */
+uint64_t pcp_requested(void);
 /* Count an allocation or free of an area of pages pages that did not go through the cache (so stats stay exact); h may be NULL. */
 void pcp_count_alloc(struct heap *h, size_t pages);
 void pcp_count_free(struct heap *h, size_t pages);

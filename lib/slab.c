@@ -301,6 +301,8 @@ int slab_init(void)
 
 size_t slab_max(void) { return uvm__slab_max; }
 
+uint64_t slab_made(void) { return atomic_load_explicit(&sl.lives, memory_order_relaxed); }
+
 bool slab_serves_aligned(size_t size, size_t align)
 {
 	return size <= uvm__slab_max && align <= UVM_PAGE_SIZE && class_size(class_for(size, align)) <= uvm__slab_max;
@@ -406,8 +408,11 @@ void *slab_alloc(size_t size, size_t align)
 {
 	struct heap *h = heap_self();
 	unsigned c = likely(align <= 16) ? class_of(size) : class_for(size, align);
+	void *p = likely(h) ? alloc_in(&h->slab, c) : alloc_late(c);
 
-	return likely(h) ? alloc_in(&h->slab, c) : alloc_late(c);
+	if (p)
+		pcp_count_request(h, size);
+	return p;
 }
 
 /* ------------------------------------------------------------- free */
@@ -523,6 +528,61 @@ enum slab_ptr slab_free(void *p)
 }
 
 /* ------------------------------------------------------ stats, fork */
+
+_Static_assert(NCLASS <= UVM_FRAG_CLASSES, "struct uvm_frag has too few classes");
+
+/* One slab's objects into its class's figures: live = used less the remote frees not yet taken back. */
+static void frag_slab(struct uvm_frag *f, const struct slab *s)
+{
+	struct uvm_frag_class *k = &f->classes[s->cls];
+	uint64_t objs = s->room / s->size, carved = __atomic_load_n(&s->carved, __ATOMIC_RELAXED) / s->size;
+	uint64_t remote = slab_remote_count(atomic_load_explicit(&s->remote, memory_order_relaxed));
+	uint64_t live = s->used > remote ? s->used - remote : 0;
+
+	k->slabs++;
+	k->live += live;
+	k->free += carved - live;
+	k->never_used += objs - carved;
+	k->occupancy[live ? 1 + live * 4 / objs - (live == objs) : 0]++;
+	f->slab_free_bytes += (carved - live) * s->size;
+	f->slab_meta_bytes += SLAB_SIZE - s->room;
+}
+
+static void frag_lists(struct uvm_frag *f, const struct slab_heap *h)
+{
+	const struct slab *s;
+
+	for (unsigned c = 0; c < NCLASS; c++) {
+		list_for_each_entry(s, &h->partial[c], link)
+			frag_slab(f, s);
+		list_for_each_entry(s, &h->full[c], link)
+			frag_slab(f, s);
+	}
+}
+
+/* A heap whose owner is held (or is the caller); the others' slabs are out of reach, and a spare heap has none. */
+static void frag_heap(struct heap *h, bool owned, void *arg)
+{
+	if (owned)
+		frag_lists(arg, &h->slab);
+}
+
+void slab_frag(struct uvm_frag *f)
+{
+	const struct slab *s;
+
+	for (unsigned c = 0; c < NCLASS; c++)
+		f->classes[c].size = class_size(c);
+	heap_for_each_claimed(frag_heap, f);
+	uvm_lock(&sl.lock);
+	for (unsigned c = 0; c < NCLASS; c++)
+		list_for_each_entry(s, &sl.orphans[c], link)
+			frag_slab(f, s);
+	uvm_unlock(&sl.lock);
+	uvm_lock(&sl.late_lock);
+	frag_lists(f, &sl.late);
+	uvm_unlock(&sl.late_lock);
+}
 
 static void count_classes(struct uvm_stats *st, const uint64_t *allocs, const uint64_t *frees)
 {

@@ -78,6 +78,8 @@ void slab_heap_fold(struct slab_heap *h);
 int slab_init(void);
 /* The largest size slabs serve (UVM_SLAB_MAX); larger requests are areas. */
 size_t slab_max(void);
+/* Slabs ever made (each one area of SLAB_SIZE usable bytes). */
+uint64_t slab_made(void);
 extern size_t uvm__slab_max; /* UVM_SLAB_MAX, read at set-up */
 
 bool slab_serves_aligned(size_t size, size_t align);
@@ -274,6 +276,8 @@ enum slab_ptr slab_check(const void *p, size_t *usable);
 enum slab_ptr slab_free(void *p);
 
 void slab_stats(struct uvm_stats *st);
+/* Every slab's objects into f's classes, occupancy and slab figures (the thread heaps held still). */
+void slab_frag(struct uvm_frag *f);
 void slab_fork_prepare(void);
 void slab_fork_parent(void);
 void slab_fork_child(void);

@@ -4,6 +4,7 @@
  * shared atomic for them (the kernel's v7.1 per-page vmstat lesson).
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,12 +37,11 @@ void uvm_stats(struct uvm_stats *st)
 }
 
 static double mib(uint64_t bytes) { return (double)bytes / (1 << 20); }
+static double share(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0; }
+typedef unsigned long long ull;
 
-static int format(char *buf, size_t len)
+static int format_counters(char *buf, size_t len, const struct uvm_stats *s)
 {
-	struct uvm_stats st;
-
-	uvm_stats(&st);
 	return snprintf(buf, len,
 		"uvmalloc: %llu regions, %.1f MiB reserved, %.1f MiB committed\n"
 		"uvmalloc: live    %8llu areas %10.1f MiB (%llu slabs of small objects)\n"
@@ -50,23 +50,116 @@ static int format(char *buf, size_t len)
 		"uvmalloc: free    %8llu ranges %9.1f MiB, largest %.1f MiB\n"
 		"uvmalloc: objects %llu allocated, %llu freed; areas %llu allocated, %llu freed\n"
 		"uvmalloc: purges %llu (%.1f MiB given back); syscalls %llu (mmap %llu, mprotect %llu, madvise %llu)\n",
-		(unsigned long long)st.regions, mib(st.reserved_bytes), mib(st.committed_bytes),
-		(unsigned long long)st.busy_count, mib(st.busy_bytes), (unsigned long long)st.slabs,
-		(unsigned long long)st.cached_count, mib(st.cached_bytes), (unsigned long long)st.cache_hits,
-		(unsigned long long)st.cache_misses, (unsigned long long)st.cache_drained, (unsigned long long)st.lazy_count,
-		mib(st.lazy_bytes), (unsigned long long)st.pooled_count, mib(st.pooled_bytes),
-		(unsigned long long)st.pool_hits, (unsigned long long)st.pool_misses, (unsigned long long)st.free_count,
-		mib(st.free_bytes), mib(st.largest_free), (unsigned long long)st.small_allocs,
-		(unsigned long long)st.small_frees, (unsigned long long)st.allocs, (unsigned long long)st.frees,
-		(unsigned long long)st.purges, mib(st.purged_bytes), (unsigned long long)st.syscalls,
-		(unsigned long long)st.mmap_calls, (unsigned long long)st.mprotect_calls, (unsigned long long)st.madvise_calls);
+		(ull)s->regions, mib(s->reserved_bytes), mib(s->committed_bytes), (ull)s->busy_count, mib(s->busy_bytes),
+		(ull)s->slabs, (ull)s->cached_count, mib(s->cached_bytes), (ull)s->cache_hits, (ull)s->cache_misses,
+		(ull)s->cache_drained, (ull)s->lazy_count, mib(s->lazy_bytes), (ull)s->pooled_count, mib(s->pooled_bytes),
+		(ull)s->pool_hits, (ull)s->pool_misses, (ull)s->free_count, mib(s->free_bytes), mib(s->largest_free),
+		(ull)s->small_allocs, (ull)s->small_frees, (ull)s->allocs, (ull)s->frees, (ull)s->purges,
+		mib(s->purged_bytes), (ull)s->syscalls, (ull)s->mmap_calls, (ull)s->mprotect_calls, (ull)s->madvise_calls);
+}
+
+static int format_frag(char *buf, size_t len, const struct uvm_frag *f)
+{
+	int n = snprintf(buf, len,
+		"uvmalloc: resident %.1f MiB, live %.1f MiB: overhead %.1f MiB (%.1f %%); held in thread caches %.1f, lazy %.1f, "
+		"pools %.1f, free slab objects %.1f, slab headers %.1f MiB; metadata %.1f MiB outside the regions\n"
+		"uvmalloc: committed span %.1f MiB: %llu free ranges %.1f MiB, largest %.1f MiB, fragmentation %.4f\n"
+		"uvmalloc: requested %.1f MiB, handed out %.1f MiB (rounding %.1f %%)\n",
+		mib(f->resident_bytes), mib(f->live_bytes), mib(f->overhead_bytes), share(f->overhead_bytes, f->resident_bytes),
+		mib(f->cached_bytes), mib(f->lazy_bytes), mib(f->pooled_bytes), mib(f->slab_free_bytes),
+		mib(f->slab_meta_bytes), mib(f->metadata_bytes), mib(f->span_bytes), (ull)f->span_free_count,
+		mib(f->span_free_bytes), mib(f->span_largest_free), f->span_fragmentation, mib(f->requested_bytes),
+		mib(f->handed_bytes), share(f->handed_bytes > f->requested_bytes ? f->handed_bytes - f->requested_bytes : 0,
+					    f->handed_bytes));
+	bool head = false;
+
+	for (unsigned c = 0; c < UVM_FRAG_CLASSES && n > 0 && (size_t)n < len; c++) {
+		const struct uvm_frag_class *k = &f->classes[c];
+
+		if (!k->slabs)
+			continue;
+		if (!head) {
+			n += snprintf(buf + n, len - (size_t)n, "uvmalloc: class  slabs     live     free    never  free MiB  "
+				      "slabs by use: empty <25%% <50%% <75%% rest\n");
+			head = true;
+		}
+		if ((size_t)n < len)
+			n += snprintf(buf + n, len - (size_t)n, "uvmalloc: %5llu %6llu %8llu %8llu %8llu %9.2f %20llu %4llu %4llu %4llu %4llu\n",
+				      (ull)k->size, (ull)k->slabs, (ull)k->live, (ull)k->free, (ull)k->never_used,
+				      mib(k->free * k->size), (ull)k->occupancy[0], (ull)k->occupancy[1], (ull)k->occupancy[2],
+				      (ull)k->occupancy[3], (ull)k->occupancy[4]);
+	}
+	return n;
+}
+
+
+static int format_json(char *buf, size_t len, const struct uvm_stats *s, const struct uvm_frag *f)
+{
+	int n = snprintf(buf, len,
+		"{\"schema\":\"uvmalloc.stats/1\",\"regions\":%llu,\"reserved_bytes\":%llu,\"committed_bytes\":%llu,"
+		"\"busy_bytes\":%llu,\"busy_count\":%llu,\"cached_bytes\":%llu,\"cached_count\":%llu,\"lazy_bytes\":%llu,"
+		"\"lazy_count\":%llu,\"pooled_bytes\":%llu,\"pooled_count\":%llu,\"free_bytes\":%llu,\"free_count\":%llu,"
+		"\"largest_free\":%llu,\"allocs\":%llu,\"frees\":%llu,\"small_allocs\":%llu,\"small_frees\":%llu,"
+		"\"slabs\":%llu,\"cache_hits\":%llu,\"cache_misses\":%llu,\"pool_hits\":%llu,\"pool_misses\":%llu,"
+		"\"purges\":%llu,\"purged_bytes\":%llu,\"syscalls\":%llu,"
+		"\"frag\":{\"resident_bytes\":%llu,\"live_bytes\":%llu,\"overhead_bytes\":%llu,\"cached_bytes\":%llu,"
+		"\"lazy_bytes\":%llu,\"pooled_bytes\":%llu,\"slab_free_bytes\":%llu,\"slab_meta_bytes\":%llu,"
+		"\"metadata_bytes\":%llu,\"span_bytes\":%llu,\"span_free_bytes\":%llu,\"span_free_count\":%llu,"
+		"\"span_largest_free\":%llu,\"span_fragmentation\":%.6f,\"requested_bytes\":%llu,\"handed_bytes\":%llu,"
+		"\"classes\":[",
+		(ull)s->regions, (ull)s->reserved_bytes, (ull)s->committed_bytes, (ull)s->busy_bytes, (ull)s->busy_count,
+		(ull)s->cached_bytes, (ull)s->cached_count, (ull)s->lazy_bytes, (ull)s->lazy_count, (ull)s->pooled_bytes,
+		(ull)s->pooled_count, (ull)s->free_bytes, (ull)s->free_count, (ull)s->largest_free, (ull)s->allocs,
+		(ull)s->frees, (ull)s->small_allocs, (ull)s->small_frees, (ull)s->slabs, (ull)s->cache_hits,
+		(ull)s->cache_misses, (ull)s->pool_hits, (ull)s->pool_misses, (ull)s->purges, (ull)s->purged_bytes,
+		(ull)s->syscalls, (ull)f->resident_bytes, (ull)f->live_bytes, (ull)f->overhead_bytes, (ull)f->cached_bytes,
+		(ull)f->lazy_bytes, (ull)f->pooled_bytes, (ull)f->slab_free_bytes, (ull)f->slab_meta_bytes,
+		(ull)f->metadata_bytes, (ull)f->span_bytes, (ull)f->span_free_bytes, (ull)f->span_free_count,
+		(ull)f->span_largest_free, f->span_fragmentation, (ull)f->requested_bytes, (ull)f->handed_bytes);
+	const char *sep = "";
+
+	for (unsigned c = 0; c < UVM_FRAG_CLASSES && n > 0 && (size_t)n < len; c++) {
+		const struct uvm_frag_class *k = &f->classes[c];
+
+		if (!k->slabs)
+			continue;
+		n += snprintf(buf + n, len - (size_t)n,
+			      "%s{\"size\":%llu,\"slabs\":%llu,\"live\":%llu,\"free\":%llu,\"never_used\":%llu,"
+			      "\"occupancy\":[%llu,%llu,%llu,%llu,%llu]}",
+			      sep, (ull)k->size, (ull)k->slabs, (ull)k->live, (ull)k->free, (ull)k->never_used,
+			      (ull)k->occupancy[0], (ull)k->occupancy[1], (ull)k->occupancy[2], (ull)k->occupancy[3],
+			      (ull)k->occupancy[4]);
+		sep = ",";
+	}
+	if (n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, "]}}\n");
+	return n > 0 && (size_t)n < len ? n : -1;
+}
+
+#define STATS_TEXT 8192
+
+/* The summary (json: one JSON object), what UVM_STATS and uvm_stats_print write. */
+static int format(char *buf, size_t len, bool json)
+{
+	struct uvm_stats st;
+	struct uvm_frag f;
+	int n;
+
+	uvm_stats(&st);
+	uvm_frag_stats(&f, sizeof(f));
+	if (json)
+		return format_json(buf, len, &st, &f);
+	n = format_counters(buf, len, &st);
+	if (n > 0 && (size_t)n < len)
+		n += format_frag(buf + n, len - (size_t)n, &f);
+	return n > 0 && (size_t)n < len ? n : -1;
 }
 
 void uvm_stats_print(FILE *f)
 {
-	char buf[1024];
+	char buf[STATS_TEXT];
 
-	if (format(buf, sizeof(buf)) > 0)
+	if (format(buf, sizeof(buf), false) > 0)
 		fputs(buf, f);
 }
 
@@ -85,12 +178,12 @@ void stats_init(void)
 
 __attribute__((destructor)) static void stats_at_exit(void)
 {
-	char buf[1024];
+	char buf[STATS_TEXT];
 	int n;
 
 	if (stats_fd < 0 || !atomic_load_explicit(&uvm_ready, memory_order_acquire))
 		return;
-	n = format(buf, sizeof(buf));
+	n = format(buf, sizeof(buf), option(OPT_STATS) == STATS_JSON);
 	if (n > 0 && write(stats_fd, buf, (size_t)n) < 0)
 		return;
 }

@@ -150,6 +150,55 @@ struct uvm_stats {
 UVM_API void uvm_stats(struct uvm_stats *st);
 
 /*
+ * Fragmentation and overhead: where resident memory that holds no live data
+ * sits, how broken up the used part of the address space is, and how full
+ * the slabs of each size class are.  Every figure is counted exactly at the
+ * call (the thread caches are held still for it), so it costs a walk of the
+ * slabs and free ranges and one mincore() per region: a figure for people
+ * and tools, not for a hot loop.
+ */
+#define UVM_FRAG_CLASSES 32
+struct uvm_frag_class {
+	uint64_t size;         /* object size; 0: a class this build does not have */
+	uint64_t slabs;        /* slabs of the class (an orphan, a thread's, or the late heap's) */
+	uint64_t live;         /* objects handed out and not freed */
+	uint64_t free;         /* freed objects, taken back or waiting on a remote list: touched, so resident */
+	uint64_t never_used;   /* objects never handed out: untouched, not resident */
+	uint64_t occupancy[5]; /* slabs by live share of their objects: none, below 25 %, below 50 %, below 75 %, the rest */
+};
+
+struct uvm_frag {
+	/* Resident memory (bytes) */
+	uint64_t resident_bytes;    /* of the regions, from mincore(): what the allocator holds in RAM */
+	uint64_t live_bytes;        /* usable bytes of live blocks: areas less their guard pages, objects at class size */
+	uint64_t overhead_bytes;    /* resident - live (0 if negative: live blocks a program never touched) */
+	uint64_t cached_bytes;      /* kinds of overhead: areas in thread caches (backed, maybe not all touched) */
+	uint64_t lazy_bytes;        /* lazily freed areas before their purge */
+	uint64_t pooled_bytes;      /* areas in pools */
+	uint64_t slab_free_bytes;   /* freed objects in slabs (the classes' free * size) */
+	uint64_t slab_meta_bytes;   /* slab headers and the tails too small for an object */
+	uint64_t metadata_bytes;    /* thread heaps, area objects and the resident part of the page maps: outside the regions */
+	/* The address space below each region's committed top, where holes between areas count */
+	uint64_t span_bytes;        /* committed, all regions */
+	uint64_t span_free_bytes;   /* free ranges (the free trees' ranges, clipped at the committed tops) */
+	uint64_t span_free_count;
+	uint64_t span_largest_free;
+	double span_fragmentation;  /* 1 - largest / free bytes, in the committed span; 0 when nothing is free */
+	/* Request rounding, all time, of the allocations whose size was asked for (malloc family and uvm_*) */
+	uint64_t requested_bytes;   /* sizes asked for */
+	uint64_t handed_bytes;      /* usable bytes handed out for them */
+	struct uvm_frag_class classes[UVM_FRAG_CLASSES];
+};
+
+/*
+ * Fill the first size bytes of *f: pass sizeof(struct uvm_frag) as the
+ * caller's header has it.  Fields are only ever added after the last one,
+ * so a program built against an older header gets what it knows.  0, or
+ * EINVAL when size does not reach past the resident figures.
+ */
+UVM_API int uvm_frag_stats(struct uvm_frag *f, size_t size);
+
+/*
  * A summary of uvm_stats for people, on f.  With UVM_STATS=1 it is printed
  * on stderr at exit.
  */

@@ -57,9 +57,13 @@ static void wait_for_stdin(void)
 static void print_stats(void)
 {
 	struct uvm_stats st;
+	struct uvm_frag f;
 
 	uvm_stats(&st);
-	printf("stats busy_bytes=%lu busy_count=%lu cached_bytes=%lu cached_count=%lu lazy_bytes=%lu lazy_count=%lu "
+	uvm_frag_stats(&f, sizeof(f));
+	printf("stats span_bytes=%lu span_free_bytes=%lu span_free_count=%lu span_largest_free=%lu ", (unsigned long)f.span_bytes,
+	       (unsigned long)f.span_free_bytes, (unsigned long)f.span_free_count, (unsigned long)f.span_largest_free);
+	printf("busy_bytes=%lu busy_count=%lu cached_bytes=%lu cached_count=%lu lazy_bytes=%lu lazy_count=%lu "
 	       "pooled_bytes=%lu pooled_count=%lu free_bytes=%lu free_count=%lu largest_free=%lu purges=%lu "
 	       "madvise_calls=%lu mmap_calls=%lu slabs=%lu allocs=%lu frees=%lu\n",
 	       (unsigned long)st.busy_bytes, (unsigned long)st.busy_count, (unsigned long)st.cached_bytes,

@@ -112,7 +112,22 @@ static int parse(int argc, char **argv, struct opts *o)
 struct summary {
 	uint64_t reserved, busy, busy_n, cached, cached_n, lazy, lazy_n, free, free_n, largest;
 	double frag;
+	/* Below each region's committed top, where holes left between areas are (uvm_frag_stats' span figures). */
+	uint64_t span, span_free, span_free_n, span_largest;
+	double span_frag;
 };
+
+/* The part of free range f below the committed top of the region that holds it (regions are disjoint). */
+static uint64_t in_span(const struct snapshot *s, const struct area *f)
+{
+	for (unsigned i = 0; i < s->nregions; i++) {
+		const struct region_info *r = &s->regions[i];
+
+		if (f->start >= r->base && f->start < r->end)
+			return f->start < r->committed ? (f->end < r->committed ? f->end : r->committed) - f->start : 0;
+	}
+	return 0;
+}
 
 static struct summary summarize(const struct snapshot *s)
 {
@@ -143,6 +158,19 @@ static struct summary summarize(const struct snapshot *s)
 	}
 	m.free_n = s->nfree;
 	m.frag = m.free ? 1.0 - (double)m.largest / (double)m.free : 0.0;
+	for (unsigned i = 0; i < s->nregions; i++)
+		m.span += s->regions[i].committed - s->regions[i].base;
+	for (size_t i = 0; i < s->nfree; i++) {
+		uint64_t size = in_span(s, &s->free[i]);
+
+		if (!size)
+			continue;
+		m.span_free += size;
+		m.span_free_n++;
+		if (size > m.span_largest)
+			m.span_largest = size;
+	}
+	m.span_frag = m.span_free ? 1.0 - (double)m.span_largest / (double)m.span_free : 0.0;
 	return m;
 }
 
@@ -283,7 +311,8 @@ static void print_summary(const struct snapshot *s, const struct summary *m)
 	       "  lazy          %14llu bytes in %llu areas (unpurged)\n"
 	       "  pooled        %14llu bytes in %llu areas\n"
 	       "  free          %14llu bytes in %llu ranges, largest %llu\n"
-	       "  fragmentation %14.4f (1 - largest free / total free)\n"
+	       "  committed     %14llu bytes: %llu free ranges of %llu bytes in it, largest %llu\n"
+	       "  fragmentation %14.4f (1 - largest free / free, in the committed span; %.4f over the whole reservation)\n"
 	       "  rss           %14llu kB in the regions, AnonHugePages %llu kB\n"
 	       "  allocs %llu, frees %llu, cache hits %llu, misses %llu\n"
 	       "  purges %llu (%llu bytes given back); syscalls: mmap %llu, mprotect %llu, madvise %llu, mremap %llu, other %llu\n",
@@ -291,7 +320,9 @@ static void print_summary(const struct snapshot *s, const struct summary *m)
 	       (unsigned long long)s->slabs, (unsigned long long)m->cached, (unsigned long long)m->cached_n,
 	       (unsigned long long)m->lazy, (unsigned long long)m->lazy_n, (unsigned long long)s->pooled_bytes,
 	       (unsigned long long)s->pooled_count, (unsigned long long)m->free, (unsigned long long)m->free_n,
-	       (unsigned long long)m->largest, m->frag, (unsigned long long)s->rss_kb, (unsigned long long)s->anon_huge_kb,
+	       (unsigned long long)m->largest, (unsigned long long)m->span, (unsigned long long)m->span_free_n,
+	       (unsigned long long)m->span_free, (unsigned long long)m->span_largest, m->span_frag, m->frag,
+	       (unsigned long long)s->rss_kb, (unsigned long long)s->anon_huge_kb,
 	       (unsigned long long)s->allocs, (unsigned long long)s->frees, (unsigned long long)s->cache_hits,
 	       (unsigned long long)s->cache_misses, (unsigned long long)s->purges, (unsigned long long)s->purged_bytes,
 	       (unsigned long long)s->mmap_calls, (unsigned long long)s->mprotect_calls, (unsigned long long)s->madvise_calls,
@@ -362,7 +393,8 @@ static void print_json(const struct target *t, const struct snapshot *s, struct 
 	printf("],\"summary\":{\"regions\":%u,\"reserved_bytes\":%llu,\"busy_bytes\":%llu,\"busy_count\":%llu,"
 	       "\"cached_bytes\":%llu,\"cached_count\":%llu,\"lazy_bytes\":%llu,\"lazy_count\":%llu,"
 	       "\"pooled_bytes\":%llu,\"pooled_count\":%llu,\"free_bytes\":%llu,\"free_count\":%llu,"
-	       "\"largest_free\":%llu,\"fragmentation\":%.6f,\"rss_kb\":%llu,\"anon_huge_kb\":%llu,\"slabs\":%llu,"
+	       "\"largest_free\":%llu,\"fragmentation\":%.6f,\"span_bytes\":%llu,\"span_free_bytes\":%llu,"
+	       "\"span_free_count\":%llu,\"span_largest_free\":%llu,\"span_fragmentation\":%.6f,\"rss_kb\":%llu,\"anon_huge_kb\":%llu,\"slabs\":%llu,"
 	       "\"allocs\":%llu,\"frees\":%llu,\"cache_hits\":%llu,\"cache_misses\":%llu,\"purges\":%llu,"
 	       "\"purged_bytes\":%llu,\"mmap_calls\":%llu,\"mprotect_calls\":%llu,\"madvise_calls\":%llu,"
 	       "\"mremap_calls\":%llu}",
@@ -370,7 +402,8 @@ static void print_json(const struct target *t, const struct snapshot *s, struct 
 	       (unsigned long long)m.cached, (unsigned long long)m.cached_n, (unsigned long long)m.lazy,
 	       (unsigned long long)m.lazy_n, (unsigned long long)s->pooled_bytes, (unsigned long long)s->pooled_count,
 	       (unsigned long long)m.free, (unsigned long long)m.free_n, (unsigned long long)m.largest, m.frag,
-	       (unsigned long long)s->rss_kb, (unsigned long long)s->anon_huge_kb, (unsigned long long)s->slabs,
+	       (unsigned long long)m.span, (unsigned long long)m.span_free, (unsigned long long)m.span_free_n,
+	       (unsigned long long)m.span_largest, m.span_frag, (unsigned long long)s->rss_kb, (unsigned long long)s->anon_huge_kb, (unsigned long long)s->slabs,
 	       (unsigned long long)s->allocs, (unsigned long long)s->frees, (unsigned long long)s->cache_hits,
 	       (unsigned long long)s->cache_misses, (unsigned long long)s->purges, (unsigned long long)s->purged_bytes,
 	       (unsigned long long)s->mmap_calls, (unsigned long long)s->mprotect_calls,

@@ -1,0 +1,194 @@
+/*
+ * tests/test_frag.c - uvm_frag_stats (lib/frag.c): workloads of a known
+ * shape, and the figures checked against a count the test makes itself:
+ * holes between live areas in the committed span, slab occupancy and free
+ * bytes, resident overhead before and after a purge, request rounding, and
+ * the text summary agreeing with the struct.
+ */
+#include "helpers.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "slab.h"
+#include "uvmalloc.h"
+
+static struct uvm_frag frag(void)
+{
+	struct uvm_frag f;
+
+	cr_assert_eq(uvm_frag_stats(&f, sizeof(f)), 0);
+	return f;
+}
+
+#define AREAS 1000
+#define AREA (64 << 10)
+#define HOLE (AREA + 4096) /* an area's guard page goes with it */
+
+/*
+ * 1000 areas of 64 KiB, every other one freed and purged: 500 holes between
+ * live areas, which 200 KiB blocks cannot use.  The committed span shows
+ * them; the whole reservation's figure could not.
+ */
+Test(frag, holes_between_live_areas_show_in_the_committed_span)
+{
+	static char *p[AREAS], *big[20];
+	struct uvm_frag f0 = frag(), f;
+
+	for (int i = 0; i < AREAS; i++)
+		p[i] = uvm_vmalloc(AREA);
+	for (int i = 1; i < AREAS; i += 2)
+		uvm_vfree(p[i]);
+	uvm_purge(); /* out of the thread cache, through the lazy list, into the free tree */
+	for (int i = 0; i < 20; i++)
+		big[i] = uvm_vmalloc(200 << 10);
+	f = frag();
+	/* Each freed area lies between two live ones: a range of its own, exactly its size. */
+	cr_assert_geq(f.span_free_count, f0.span_free_count + 500 - 2, "%llu free ranges", (unsigned long long)f.span_free_count);
+	cr_assert_geq(f.span_free_bytes, 500ull * HOLE);
+	cr_assert_lt(f.span_free_bytes - 500ull * HOLE, f.span_bytes / 8 + ((uint64_t)4 << 20), "more free in the span than the holes and the top: %llu of %llu, largest %llu", (unsigned long long)f.span_free_bytes, (unsigned long long)f.span_bytes, (unsigned long long)f.span_largest_free);
+	cr_assert_leq(f.span_bytes, (uint64_t)128 << 20);
+	double expect = 1.0 - (double)f.span_largest_free / (double)f.span_free_bytes;
+	cr_assert_float_eq(f.span_fragmentation, expect, 1e-9);
+	cr_assert_gt(f.span_fragmentation, 0.5, "500 small holes are most of the free span");
+	for (int i = 0; i < 20; i++)
+		cr_assert(big[i] > p[AREAS - 2], "a 200 KiB block fit a 68 KiB hole"); /* above the last live area */
+
+	for (int i = 0; i < AREAS; i += 2)
+		uvm_vfree(p[i]);
+	for (int i = 0; i < 20; i++)
+		uvm_vfree(big[i]);
+	uvm_purge();
+	f = frag();
+	cr_assert_leq(f.span_free_count, f0.span_free_count + 1, "the holes did not merge back");
+	cr_assert_lt(f.span_fragmentation, 0.5);
+}
+
+static int by_address(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+#define PER_SLAB 2044 /* 32-byte objects in a 64 KiB slab past its 128-byte header */
+#define SLABS 4
+
+/* Four full slabs of 32-byte objects, three of every four freed in each: a quarter full, and the free bytes exact. */
+Test(frag, slab_occupancy_and_free_bytes)
+{
+	static uintptr_t p[PER_SLAB * SLABS];
+	struct uvm_frag f;
+	unsigned cls = 0;
+
+	for (int i = 0; i < PER_SLAB * SLABS; i++)
+		p[i] = (uintptr_t)uvm_malloc(32);
+	qsort(p, PER_SLAB * SLABS, sizeof(p[0]), by_address);
+	for (int i = 0; i < PER_SLAB * SLABS; i++)
+		cr_assert_eq(p[i] & ~(SLAB_SIZE - 1), p[i - i % PER_SLAB] & ~(SLAB_SIZE - 1), "slab %d is not whole", i / PER_SLAB);
+	f = frag();
+	while (f.classes[cls].size != 32)
+		cls++;
+	cr_assert_eq(f.classes[cls].slabs, SLABS);
+	cr_assert_eq(f.classes[cls].live, PER_SLAB * SLABS);
+	cr_assert_eq(f.classes[cls].occupancy[4], SLABS, "full slabs are not in the top bucket");
+
+	for (int i = 0; i < PER_SLAB * SLABS; i++)
+		if (i % 4)
+			uvm_free((void *)p[i]);
+	f = frag();
+	cr_assert_eq(f.classes[cls].slabs, SLABS);
+	cr_assert_eq(f.classes[cls].live, PER_SLAB / 4 * SLABS);
+	cr_assert_eq(f.classes[cls].free, PER_SLAB / 4 * 3 * SLABS);
+	cr_assert_eq(f.classes[cls].never_used, 0);
+	cr_assert_eq(f.classes[cls].occupancy[2], SLABS, "25 %% full slabs are not in the 25-50 %% bucket");
+	cr_assert_geq(f.slab_free_bytes, (uint64_t)PER_SLAB / 4 * 3 * SLABS * 32);
+
+	for (int i = 0; i < PER_SLAB * SLABS; i += 4)
+		uvm_free((void *)p[i]);
+	f = frag();
+	cr_assert_eq(f.classes[cls].live, 0);
+	cr_assert_eq(f.classes[cls].slabs, 1, "emptied slabs were not released (the current one stays)");
+	cr_assert_eq(f.classes[cls].occupancy[0], 1);
+}
+
+/* Areas freed into the thread cache are resident overhead; a purge gives them back and the figures say so. */
+Test(frag, resident_overhead_falls_after_a_purge)
+{
+	enum { N = 100 };
+	static char *p[N];
+	struct uvm_frag f0 = frag(), f1, f2;
+
+	for (int i = 0; i < N; i++) {
+		p[i] = uvm_vmalloc(AREA);
+		memset(p[i], 1, AREA);
+	}
+	f1 = frag();
+	cr_assert_geq(f1.live_bytes - f0.live_bytes, (uint64_t)N * AREA);
+	cr_assert_geq(f1.resident_bytes - f0.resident_bytes, (uint64_t)N * AREA);
+	for (int i = 0; i < N; i++)
+		uvm_vfree(p[i]);
+	f2 = frag();
+	cr_assert_eq(f2.live_bytes, f0.live_bytes);
+	cr_assert_geq(f2.cached_bytes + f2.lazy_bytes + f2.pooled_bytes, (uint64_t)N * HOLE);
+	cr_assert_geq(f2.overhead_bytes, (uint64_t)N * AREA, "freed, backed areas are not overhead");
+	uvm_purge();
+	f1 = frag();
+	cr_assert_eq(f1.cached_bytes + f1.lazy_bytes + f1.pooled_bytes, 0);
+	cr_assert_leq(f1.resident_bytes + (uint64_t)N * AREA, f2.resident_bytes, "the purge gave back too little");
+	cr_assert_leq(f1.overhead_bytes + (uint64_t)N * AREA, f2.overhead_bytes);
+}
+
+/* Bytes asked for against bytes handed out: a class's and a page's rounding, counted exactly. */
+Test(frag, request_rounding_is_counted)
+{
+	struct uvm_frag f0 = frag(), f;
+	void *p[1000], *v;
+
+	for (int i = 0; i < 1000; i++)
+		p[i] = uvm_malloc(100); /* the 112-byte class */
+	v = uvm_vmalloc(5000);          /* two pages */
+	f = frag();
+	cr_assert_eq(f.requested_bytes - f0.requested_bytes, 1000 * 100 + 5000);
+	cr_assert_eq(f.handed_bytes - f0.handed_bytes, 1000 * 112 + 8192);
+	for (int i = 0; i < 1000; i++)
+		uvm_free(p[i]);
+	uvm_vfree(v);
+}
+
+/* The text summary prints the struct's figures. */
+Test(frag, text_summary_agrees)
+{
+	char buf[16384] = "";
+	FILE *out = fmemopen(buf, sizeof(buf) - 1, "w");
+	unsigned long long ranges;
+	double fragmentation;
+	char *line;
+	struct uvm_frag f;
+
+	for (int i = 0; i < 10; i++)
+		uvm_vfree(uvm_vmalloc(AREA));
+	uvm_purge();
+	f = frag();
+	uvm_stats_print(out);
+	fclose(out);
+	line = strstr(buf, "uvmalloc: committed span");
+	cr_assert_not_null(line, "%s", buf);
+	cr_assert_eq(sscanf(line, "uvmalloc: committed span %*f MiB: %llu free ranges %*f MiB, largest %*f MiB, fragmentation %lf",
+			    &ranges, &fragmentation), 2, "%s", line);
+	cr_assert_eq(ranges, f.span_free_count);
+	cr_assert_float_eq(fragmentation, f.span_fragmentation, 1e-4);
+	cr_assert_not_null(strstr(buf, "uvmalloc: resident"));
+}
+
+/* An older caller's smaller struct gets its prefix; a struct too small for the resident figures is refused. */
+Test(frag, size_is_the_version)
+{
+	struct uvm_frag f;
+
+	memset(&f, 0xee, sizeof(f));
+	cr_assert_eq(uvm_frag_stats(&f, offsetof(struct uvm_frag, span_bytes)), 0);
+	cr_assert_neq(f.resident_bytes, 0xeeeeeeeeeeeeeeeeull);
+	cr_assert_eq(f.span_bytes, 0xeeeeeeeeeeeeeeeeull, "wrote past the size it was given");
+	cr_assert_eq(uvm_frag_stats(&f, 8), EINVAL);
+}
