@@ -67,6 +67,23 @@ else
 	echo "ok   a preloaded C program maps no libstdc++, libgcc_s or libm"
 fi
 
+# UVM_STATS=json: one JSON object at exit, its fragmentation figures consistent with its counters.
+if LD_PRELOAD=$preload UVM_STATS=json sort lines.txt > /dev/null 2> stats.json &&
+   python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = d["frag"]
+assert d["schema"] == "uvmalloc.stats/1" and d["allocs"] > 0, d
+assert f["span_free_bytes"] <= f["span_bytes"] and f["span_largest_free"] <= f["span_free_bytes"], f
+assert f["overhead_bytes"] == max(f["resident_bytes"] - f["live_bytes"], 0), f
+assert f["requested_bytes"] <= f["handed_bytes"], f
+assert all(sum(c["occupancy"]) == c["slabs"] for c in f["classes"]), f["classes"]
+' stats.json; then
+	echo "ok   UVM_STATS=json parses and its figures agree"
+else
+	echo "FAIL UVM_STATS=json:"; head -c 2000 stats.json; fail=1
+fi
+
 # Address-space limits (issue 12): start-up under a tight ulimit -v, where glibc's malloc runs these
 # programs, and no cap on regions when each is small.
 for prog in /bin/true "ls /" "/usr/bin/python3 -c print(1)"; do
