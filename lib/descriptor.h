@@ -52,6 +52,16 @@ struct uvm_descriptor {
 
 	/* appended after version 1 shipped (readers check size): the sampling period vmtrace writes, a uint32_t */
 	uint64_t trace_sample;
+
+	/*
+	 * Appended later: a slab's header, at the start of every slab area, its
+	 * size (what a reader copies), its 32-bit fields used (objects out,
+	 * remote frees not taken back included), carved (bytes handed out at
+	 * some time), room (bytes of objects) and objsize, and the remote word
+	 * (its count above remote_shift).  No sequence counter guards it: a
+	 * reader's view of a busy slab is approximate.
+	 */
+	uint64_t slab_size, slab_header, slab_used, slab_carved, slab_room, slab_objsize, slab_remote, slab_remote_shift;
 };
 
 /* Fill the descriptor once set-up is done; each layer describes its own part. */

@@ -634,4 +634,15 @@ void slab_fork_child(void)
 	uvm_lock_init(&sl.late_lock);
 }
 
-void slab_describe(struct uvm_descriptor *d) { d->slabs = (uintptr_t)&sl.slabs; }
+void slab_describe(struct uvm_descriptor *d)
+{
+	d->slabs = (uintptr_t)&sl.slabs;
+	d->slab_size = SLAB_SIZE;
+	d->slab_header = sizeof(struct slab);
+	d->slab_used = offsetof(struct slab, used);
+	d->slab_carved = offsetof(struct slab, carved);
+	d->slab_room = offsetof(struct slab, room);
+	d->slab_objsize = offsetof(struct slab, size);
+	d->slab_remote = offsetof(struct slab, remote);
+	d->slab_remote_shift = SLAB_REMOTE_SHIFT;
+}

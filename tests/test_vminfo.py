@@ -184,6 +184,27 @@ class Errors(unittest.TestCase):
         self.assertIn(11, seen, "the kill never landed during a read")
 
 
+class Slabs(unittest.TestCase):
+    def test_class_table_of_quarter_full_slabs(self):
+        """Four slabs of 32-byte objects, three of every four freed: vminfo reads their headers (issue 18)."""
+        with Target("slabs") as t:
+            own = {k: int(v) for k, v in (w.split("=") for w in t.lines[-1][1:])}
+            rc, out, err = vminfo("--json", "--summary", t.p.pid)
+            self.assertEqual(rc, 0, err)
+            s = json.loads(out)["summary"]
+            k = [c for c in s["classes"] if c["size"] == 32]
+            self.assertEqual(len(k), 1, s["classes"])
+            self.assertEqual((k[0]["slabs"], k[0]["live"], k[0]["free"], k[0]["never_used"]), (4, 511 * 4, 1533 * 4, 0))
+            self.assertEqual(k[0]["occupancy"], [0, 0, 4, 0, 0], "a quarter full is the 25-50 % bucket")
+            self.assertEqual(s["slabs_unread"], 0)
+            self.assertEqual(s["live_bytes"], own["live_bytes"], "vminfo's live bytes against uvm_frag_stats'")
+            self.assertEqual(s["slab_free_bytes"], own["slab_free_bytes"])
+            self.assertEqual(s["overhead_bytes"], max(s["rss_kb"] * 1024 - s["live_bytes"], 0))
+            rc, out, err = vminfo("--summary", t.p.pid)
+            self.assertEqual(rc, 0, err)
+            self.assertRegex(out, r"(?m)^ +32 +4 +2044 +6132 +0 +196224 +0 +0 +4 +0 +0$")
+
+
 class Hammer(unittest.TestCase):
     def test_reads_of_a_busy_target_are_consistent(self):
         with Target("hammer") as t:

@@ -6,6 +6,8 @@
  *   hammer:  4 threads allocate and free without pause until stdin closes;
  *   idle:    links uvmalloc but never allocates, waits for stdin to close;
  *   many N:  holds N live one-page areas, waits for stdin to close;
+ *   slabs:   fills four slabs of 32-byte objects, frees three of every four
+ *            objects in each, prints its uvm_frag_stats live bytes, waits;
  *   corrupt: holds areas in the busy, lazy and free structures, then for
  *            each line "c KIND SEED" overwrites one word of its own
  *            allocator state that SEED picks, "r" puts it back; it answers
@@ -307,6 +309,33 @@ static void corrupt(void)
 	_exit(0);
 }
 
+#define PER_SLAB 2044 /* 32-byte objects in a 64 KiB slab past its header */
+
+static int by_address(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void quarter_full_slabs(void)
+{
+	static uintptr_t p[PER_SLAB * 4];
+	struct uvm_frag f;
+
+	for (int i = 0; i < PER_SLAB * 4; i++)
+		p[i] = (uintptr_t)uvm_malloc(32);
+	qsort(p, PER_SLAB * 4, sizeof(p[0]), by_address);
+	for (int i = 0; i < PER_SLAB * 4; i++)
+		if (i % 4)
+			uvm_free((void *)p[i]);
+	uvm_frag_stats(&f, sizeof(f));
+	printf("frag live_bytes=%lu slab_free_bytes=%lu\n", (unsigned long)f.live_bytes, (unsigned long)f.slab_free_bytes);
+	printf("ready\n");
+	fflush(stdout);
+	wait_for_stdin();
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "areas";
@@ -317,6 +346,8 @@ int main(int argc, char **argv)
 		many(atol(argv[2]));
 	else if (!strcmp(mode, "corrupt"))
 		corrupt();
+	else if (!strcmp(mode, "slabs"))
+		quarter_full_slabs();
 	else if (!strcmp(mode, "idle")) {
 		printf("ready\n");
 		fflush(stdout);

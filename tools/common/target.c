@@ -7,6 +7,7 @@
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -195,6 +196,17 @@ static enum target_err check_descriptor(const struct uvm_descriptor *d)
 	NEED(d->pcp_link < LAYOUT_MAX && d->pcp_hits < LAYOUT_MAX && d->pcp_misses < LAYOUT_MAX &&
 		     d->pcp_allocs < LAYOUT_MAX && d->pcp_frees < LAYOUT_MAX,
 	     "a thread cache field offset out of range");
+	if (target_has_slabs(d)) {
+		uint64_t hs = d->slab_header;
+
+		NEED(d->slab_size >= 4096 && d->slab_size <= (1u << 20) && !(d->slab_size & (d->slab_size - 1)),
+		     "slab_size is not a power of two from 4 KiB to 1 MiB");
+		NEED(hs >= 16 && hs <= SLAB_HEADER_MAX, "slab_header out of range");
+		NEED(fits(d->slab_used, 4, hs) && fits(d->slab_carved, 4, hs) && fits(d->slab_room, 4, hs) &&
+			     fits(d->slab_objsize, 4, hs) && fits(d->slab_remote, 8, hs),
+		     "a slab header field lies outside slab_header");
+		NEED(d->slab_remote_shift >= 32 && d->slab_remote_shift < 64, "slab_remote_shift out of range");
+	}
 	return T_OK;
 }
 
@@ -224,8 +236,10 @@ enum target_err target_open(struct target *t, pid_t pid)
 		return T_NOT_UVM;
 	if (!t->d.ready)
 		return T_NOT_READY;
-	if (t->d.version != UVM_DESCRIPTOR_VERSION || t->d.size < sizeof(t->d))
+	if (t->d.version != UVM_DESCRIPTOR_VERSION || t->d.size < offsetof(struct uvm_descriptor, slab_size))
 		return T_VERSION;
+	if (t->d.size < sizeof(t->d)) /* a library from before the slab fields: what it lacks reads as absent */
+		memset((char *)&t->d + t->d.size, 0, sizeof(t->d) - t->d.size);
 	return check_descriptor(&t->d);
 }
 

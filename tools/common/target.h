@@ -19,6 +19,11 @@ struct target {
 	struct uvm_descriptor d;
 };
 
+#define SLAB_HEADER_MAX 512u /* a slab header's size: read into buffers of this size */
+
+/* Whether the descriptor describes slab headers (libraries from before them do not). */
+static inline int target_has_slabs(const struct uvm_descriptor *d) { return d->slab_header != 0; }
+
 /* Errors, each with its own message and exit status. */
 enum target_err {
 	T_OK,

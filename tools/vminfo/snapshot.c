@@ -463,6 +463,77 @@ static enum target_err read_counters(const struct target *t, struct snapshot *s)
 	return read_caches(t, s);
 }
 
+/* The class of object size size, added in size order when new; NULL when all SNAP_CLASSES are taken. */
+static struct slab_class *class_of(struct snapshot *s, uint64_t size)
+{
+	unsigned i = 0;
+
+	while (i < s->nclasses && s->classes[i].size < size)
+		i++;
+	if (i < s->nclasses && s->classes[i].size == size)
+		return &s->classes[i];
+	if (s->nclasses == SNAP_CLASSES)
+		return NULL;
+	memmove(&s->classes[i + 1], &s->classes[i], (s->nclasses - i) * sizeof(s->classes[0]));
+	memset(&s->classes[i], 0, sizeof(s->classes[0]));
+	s->classes[i].size = size;
+	s->nclasses++;
+	return &s->classes[i];
+}
+
+/*
+ * One slab's header into its class.  Its words are read together but its
+ * owner may be changing them: each is bounded by what the slab can hold,
+ * and a header that breaks a bound is counted unread, never believed.
+ */
+static void read_slab(const struct target *t, struct snapshot *s, const struct area *a)
+{
+	const struct uvm_descriptor *d = &t->d;
+	unsigned char h[SLAB_HEADER_MAX];
+	uint32_t used, carved, room, size;
+	uint64_t remote, objs, live, pending;
+	struct slab_class *k;
+
+#define FIELD(off, type) (*(const type *)(h + (off)))
+	if (a->end - a->start < d->slab_size || target_read(t, a->start, h, d->slab_header)) {
+		s->slabs_unread++;
+		return;
+	}
+	used = FIELD(d->slab_used, uint32_t);
+	carved = FIELD(d->slab_carved, uint32_t);
+	room = FIELD(d->slab_room, uint32_t);
+	size = FIELD(d->slab_objsize, uint32_t);
+	remote = FIELD(d->slab_remote, uint64_t);
+#undef FIELD
+	if (size < 16 || size % 16 || size > d->slab_size || room > d->slab_size || room < size || carved > room ||
+	    carved % size || !(k = class_of(s, size))) {
+		s->slabs_unread++;
+		return;
+	}
+	objs = room / size;
+	pending = remote >> d->slab_remote_shift;
+	live = used > pending ? used - pending : 0;
+	if (live > carved / size)
+		live = carved / size;
+	k->slabs++;
+	k->live += live;
+	k->free += carved / size - live;
+	k->never_used += objs - carved / size;
+	k->occupancy[live ? 1 + live * 4 / objs - (live == objs) : 0]++;
+	s->slab_live_bytes += live * size;
+	s->slab_free_bytes += (carved / size - live) * size;
+	s->slab_meta_bytes += d->slab_size - room;
+}
+
+static void read_slabs(const struct target *t, struct snapshot *s)
+{
+	if (!target_has_slabs(&t->d))
+		return;
+	for (size_t i = 0; i < s->nbusy; i++)
+		if (s->busy[i].live && (s->busy[i].flags & t->d.va_flag_slab))
+			read_slab(t, s, &s->busy[i]);
+}
+
 /* RSS and AnonHugePages of the mappings inside the regions. */
 static void read_smaps(pid_t pid, struct snapshot *s)
 {
@@ -518,6 +589,7 @@ enum target_err snapshot_take(const struct target *t, struct snapshot *s)
 			return e;
 	if ((e = read_counters(t, s)))
 		return e;
+	read_slabs(t, s);
 	read_smaps(t->pid, s);
 	return T_OK;
 }

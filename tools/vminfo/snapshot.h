@@ -30,6 +30,13 @@ struct region_info {
 	unsigned nid;
 };
 
+/* One size class's slabs, from their headers (approximate while their owners run: no counter guards them). */
+#define SNAP_CLASSES 64
+struct slab_class {
+	uint64_t size, slabs, live, free, never_used;
+	uint64_t occupancy[5]; /* slabs by live share: none, below 25 %, 50 %, 75 %, the rest (as uvm_frag_stats) */
+};
+
 struct snapshot {
 	struct area *busy, *lazy, *free;
 	size_t nbusy, nlazy, nfree, cap_busy, cap_lazy, cap_free;
@@ -41,6 +48,10 @@ struct snapshot {
 	uint64_t mmap_calls, mprotect_calls, madvise_calls, mremap_calls, other_calls;
 	uint64_t purges, purged_bytes, slabs;
 	uint64_t rss_kb, anon_huge_kb; /* of the regions, from /proc/PID/smaps */
+	struct slab_class classes[SNAP_CLASSES]; /* by size, the first nclasses */
+	unsigned nclasses;
+	uint64_t slab_free_bytes, slab_meta_bytes, slab_live_bytes;
+	uint64_t slabs_unread; /* slab areas whose header could not be read or made no sense */
 };
 
 enum target_err snapshot_take(const struct target *t, struct snapshot *s);

@@ -115,6 +115,7 @@ struct summary {
 	/* Below each region's committed top, where holes left between areas are (uvm_frag_stats' span figures). */
 	uint64_t span, span_free, span_free_n, span_largest;
 	double span_frag;
+	uint64_t live, overhead; /* usable bytes of live blocks (areas less guards, slab objects), resident less those */
 };
 
 /* The part of free range f below the committed top of the region that holds it (regions are disjoint). */
@@ -129,7 +130,7 @@ static uint64_t in_span(const struct snapshot *s, const struct area *f)
 	return 0;
 }
 
-static struct summary summarize(const struct snapshot *s)
+static struct summary summarize(const struct uvm_descriptor *d, const struct snapshot *s)
 {
 	struct summary m = { 0 };
 
@@ -141,6 +142,8 @@ static struct summary summarize(const struct snapshot *s)
 		if (s->busy[i].live) {
 			m.busy += size;
 			m.busy_n++;
+			if (!(s->busy[i].flags & d->va_flag_slab))
+				m.live += size - d->page_size;
 		} else {
 			m.cached += size;
 			m.cached_n++;
@@ -171,6 +174,8 @@ static struct summary summarize(const struct snapshot *s)
 			m.span_largest = size;
 	}
 	m.span_frag = m.span_free ? 1.0 - (double)m.span_largest / (double)m.span_free : 0.0;
+	m.live += s->slab_live_bytes;
+	m.overhead = s->rss_kb * 1024 > m.live ? s->rss_kb * 1024 - m.live : 0;
 	return m;
 }
 
@@ -327,11 +332,33 @@ static void print_summary(const struct snapshot *s, const struct summary *m)
 	       (unsigned long long)s->cache_misses, (unsigned long long)s->purges, (unsigned long long)s->purged_bytes,
 	       (unsigned long long)s->mmap_calls, (unsigned long long)s->mprotect_calls, (unsigned long long)s->madvise_calls,
 	       (unsigned long long)s->mremap_calls, (unsigned long long)s->other_calls);
+	printf("  overhead      %14llu bytes of the resident (%.1f %%) hold no live block (live %llu): held in thread caches %llu,\n"
+	       "                lazily %llu, in pools %llu; free slab objects %llu, slab headers %llu\n",
+	       (unsigned long long)m->overhead, s->rss_kb ? 100.0 * (double)m->overhead / (double)(s->rss_kb * 1024) : 0.0,
+	       (unsigned long long)m->live, (unsigned long long)m->cached, (unsigned long long)m->lazy,
+	       (unsigned long long)s->pooled_bytes, (unsigned long long)s->slab_free_bytes,
+	       (unsigned long long)s->slab_meta_bytes);
+	if (!s->nclasses)
+		return;
+	printf("slabs by size class (from their headers; slabs by live share: empty, <25%%, <50%%, <75%%, the rest):\n"
+	       "   size  slabs      live      free     never  free bytes  empty <25%% <50%% <75%%  rest\n");
+	for (unsigned i = 0; i < s->nclasses; i++) {
+		const struct slab_class *k = &s->classes[i];
+
+		printf("  %5llu %6llu %9llu %9llu %9llu %11llu  %5llu %4llu %4llu %4llu %5llu\n", (unsigned long long)k->size,
+		       (unsigned long long)k->slabs, (unsigned long long)k->live, (unsigned long long)k->free,
+		       (unsigned long long)k->never_used, (unsigned long long)(k->free * k->size),
+		       (unsigned long long)k->occupancy[0], (unsigned long long)k->occupancy[1],
+		       (unsigned long long)k->occupancy[2], (unsigned long long)k->occupancy[3],
+		       (unsigned long long)k->occupancy[4]);
+	}
+	if (s->slabs_unread)
+		printf("  (%llu slabs whose header could not be read)\n", (unsigned long long)s->slabs_unread);
 }
 
 static void print_text(const struct target *t, const struct snapshot *s, struct line *l, size_t n, const struct opts *o)
 {
-	struct summary m = summarize(s);
+	struct summary m = summarize(&t->d, s);
 
 	if (!o->summary_only) {
 		for (size_t i = 0; i < n; i++)
@@ -371,7 +398,7 @@ static void json_string(const char *s)
 
 static void print_json(const struct target *t, const struct snapshot *s, struct line *l, size_t n, const struct opts *o)
 {
-	struct summary m = summarize(s);
+	struct summary m = summarize(&t->d, s);
 
 	printf("{\"schema\":\"uvmalloc.vminfo/1\",\"pid\":%d,\"time\":%lld,\"areas\":[", (int)t->pid, (long long)time(NULL));
 	for (size_t i = 0; i < n && !o->summary_only; i++) {
@@ -397,7 +424,8 @@ static void print_json(const struct target *t, const struct snapshot *s, struct 
 	       "\"span_free_count\":%llu,\"span_largest_free\":%llu,\"span_fragmentation\":%.6f,\"rss_kb\":%llu,\"anon_huge_kb\":%llu,\"slabs\":%llu,"
 	       "\"allocs\":%llu,\"frees\":%llu,\"cache_hits\":%llu,\"cache_misses\":%llu,\"purges\":%llu,"
 	       "\"purged_bytes\":%llu,\"mmap_calls\":%llu,\"mprotect_calls\":%llu,\"madvise_calls\":%llu,"
-	       "\"mremap_calls\":%llu}",
+	       "\"mremap_calls\":%llu,\"live_bytes\":%llu,\"overhead_bytes\":%llu,\"slab_free_bytes\":%llu,"
+	       "\"slab_meta_bytes\":%llu,\"slabs_unread\":%llu,\"classes\":[",
 	       s->nregions, (unsigned long long)m.reserved, (unsigned long long)m.busy, (unsigned long long)m.busy_n,
 	       (unsigned long long)m.cached, (unsigned long long)m.cached_n, (unsigned long long)m.lazy,
 	       (unsigned long long)m.lazy_n, (unsigned long long)s->pooled_bytes, (unsigned long long)s->pooled_count,
@@ -407,7 +435,20 @@ static void print_json(const struct target *t, const struct snapshot *s, struct 
 	       (unsigned long long)s->allocs, (unsigned long long)s->frees, (unsigned long long)s->cache_hits,
 	       (unsigned long long)s->cache_misses, (unsigned long long)s->purges, (unsigned long long)s->purged_bytes,
 	       (unsigned long long)s->mmap_calls, (unsigned long long)s->mprotect_calls,
-	       (unsigned long long)s->madvise_calls, (unsigned long long)s->mremap_calls);
+	       (unsigned long long)s->madvise_calls, (unsigned long long)s->mremap_calls, (unsigned long long)m.live,
+	       (unsigned long long)m.overhead, (unsigned long long)s->slab_free_bytes, (unsigned long long)s->slab_meta_bytes,
+	       (unsigned long long)s->slabs_unread);
+	for (unsigned i = 0; i < s->nclasses; i++) {
+		const struct slab_class *k = &s->classes[i];
+
+		printf("%s{\"size\":%llu,\"slabs\":%llu,\"live\":%llu,\"free\":%llu,\"never_used\":%llu,"
+		       "\"occupancy\":[%llu,%llu,%llu,%llu,%llu]}",
+		       i ? "," : "", (unsigned long long)k->size, (unsigned long long)k->slabs, (unsigned long long)k->live,
+		       (unsigned long long)k->free, (unsigned long long)k->never_used, (unsigned long long)k->occupancy[0],
+		       (unsigned long long)k->occupancy[1], (unsigned long long)k->occupancy[2],
+		       (unsigned long long)k->occupancy[3], (unsigned long long)k->occupancy[4]);
+	}
+	printf("]}");
 	if (o->top) {
 		struct caller_total *tot = calloc(n ? n : 1, sizeof(*tot));
 		size_t k = tot ? top_callers(l, n, tot) : 0;
