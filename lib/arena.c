@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -471,31 +472,44 @@ void arena_stats(struct uvm_stats *st)
 	}
 }
 
-void arena_span(struct uvm_frag *f)
+/*
+ * Above a region's committed top nothing is allocated, so all of it lies in
+ * the one free range that reaches the top: the span's free figures are the
+ * node's totals less that range's part above the top, and its largest range
+ * is a tree query, O(regions log n) in all, cheap enough for every snapshot.
+ */
+void arena_span(struct uvm_span *sp)
 {
 	int n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
-	struct vmap_area *va;
 
-	for (int i = 0; i < n; i++)
-		if (uvm__regions[i].base != uvm__regions[i].end) /* not given back */
-			f->span_bytes += atomic_load(&uvm__regions[i].committed) - uvm__regions[i].base;
+	memset(sp, 0, sizeof(*sp));
 	for (unsigned i = 0; i < arena.nr_nodes; i++) {
 		struct free_space *fs = &arena.node[i];
 
 		uvm_lock(&fs->lock);
-		list_for_each_entry(va, &fs->tree.list, list) {
-			struct region *r = region_of(va->va_start);
-			uintptr_t top = r ? atomic_load(&r->committed) : 0, end = va->va_end < top ? va->va_end : top;
+		sp->free_bytes += fs->bytes;
+		sp->free_count += fs->count;
+		for (int k = 0; k < n; k++) {
+			const struct region *r = &uvm__regions[k];
+			uintptr_t top = atomic_load(&r->committed);
+			const struct vmap_area *va;
+			size_t largest;
 
-			if (va->va_start >= end)
-				continue;
-			f->span_free_bytes += end - va->va_start;
-			f->span_free_count++;
-			if (end - va->va_start > f->span_largest_free)
-				f->span_largest_free = end - va->va_start;
+			if (r->nid != i || r->base == r->end)
+				continue; /* another node's, or given back */
+			if ((va = va_tree_containing(&fs->tree, top))) {
+				sp->free_bytes -= va->va_end - top;
+				sp->free_count -= va->va_start == top;
+			}
+			largest = va_tree_largest_in(&fs->tree, r->base, top);
+			if (largest > sp->largest)
+				sp->largest = largest;
 		}
 		uvm_unlock(&fs->lock);
 	}
+	for (int k = 0; k < n; k++)
+		if (uvm__regions[k].base != uvm__regions[k].end)
+			sp->bytes += atomic_load(&uvm__regions[k].committed) - uvm__regions[k].base;
 }
 
 size_t arena_map_resident(void)

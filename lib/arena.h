@@ -90,8 +90,14 @@ void arena_release(struct list_head *vas);
 unsigned arena_nid(uintptr_t addr);
 
 void arena_stats(struct uvm_stats *st);
-/* Add the committed span and its free ranges (clipped at each region's committed top) to f. */
-void arena_span(struct uvm_frag *f);
+/* The address space below the regions' committed tops, where holes between areas count. */
+struct uvm_span {
+	uint64_t bytes;      /* committed, all regions */
+	uint64_t free_bytes; /* of the free ranges, cut at the committed tops */
+	uint64_t free_count;
+	uint64_t largest;
+};
+void arena_span(struct uvm_span *sp);
 /* Resident bytes of the regions' committed parts, and of their page maps. */
 size_t arena_resident(void);
 size_t arena_map_resident(void);

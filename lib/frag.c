@@ -39,6 +39,7 @@ int uvm_frag_stats(struct uvm_frag *out, size_t size)
 {
 	struct uvm_frag f;
 	struct uvm_stats st;
+	struct uvm_span sp;
 
 	if (size < offsetof(struct uvm_frag, span_bytes))
 		return EINVAL;
@@ -46,8 +47,12 @@ int uvm_frag_stats(struct uvm_frag *out, size_t size)
 	if (!uvm_init()) {
 		slab_frag(&f);
 		uvm_stats(&st);
-		arena_span(&f);
-		f.span_fragmentation = f.span_free_bytes ? 1.0 - (double)f.span_largest_free / (double)f.span_free_bytes : 0;
+		arena_span(&sp);
+		f.span_bytes = sp.bytes;
+		f.span_free_bytes = sp.free_bytes;
+		f.span_free_count = sp.free_count;
+		f.span_largest_free = sp.largest;
+		f.span_fragmentation = sp.free_bytes ? 1.0 - (double)sp.largest / (double)sp.free_bytes : 0;
 		f.resident_bytes = arena_resident();
 		f.live_bytes = live_bytes(&st, &f);
 		f.overhead_bytes = f.resident_bytes > f.live_bytes ? f.resident_bytes - f.live_bytes : 0;

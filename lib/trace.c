@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "arena.h"
 #include "init.h"
 #include "options.h"
 #include "uvmalloc.h"
@@ -68,13 +69,18 @@ void trace_alloc(size_t size, size_t align, const void *p, const void *caller, u
 void trace_snapshot_slow(bool force)
 {
 	uint64_t now = trace_now_ns(), due = atomic_load_explicit(&next_snapshot, memory_order_relaxed);
-	struct uvm_stats st;
+	/* What the probe hands over: the counters, then the committed span's free figures (uvm_frag_stats'). */
+	struct {
+		struct uvm_stats st;
+		struct uvm_span span;
+	} snap;
 
 	/* One thread per interval: the one that moves the deadline. */
 	if (!force && (now < due || !atomic_compare_exchange_strong(&next_snapshot, &due, now + UVM_TRACE_INTERVAL_NS)))
 		return;
-	uvm_stats(&st);
-	STAP_PROBEV(uvmalloc, snapshot, &st);
+	uvm_stats(&snap.st);
+	arena_span(&snap.span);
+	STAP_PROBEV(uvmalloc, snapshot, &snap);
 }
 
 /* The last counters, so that a tracer's totals are the program's own at exit (exit(), not _exit() or a signal). */

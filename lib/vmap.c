@@ -169,6 +169,90 @@ struct vmap_area *va_lowest_match_linear(const struct va_tree *t, size_t size, s
 	return NULL;
 }
 
+/*
+ * The largest part of a free range inside [lo, hi), in O(log n): the
+ * ranges are disjoint and sorted, so only the first and the last range that
+ * meet [lo, hi) can be cut, and every subtree between them lies wholly
+ * inside, where subtree_max_size answers at once.  Two walks down: the
+ * ranges below a meeting node are bounded by lo only, those above by hi.
+ */
+static size_t clip(const struct vmap_area *va, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t s = va->va_start > lo ? va->va_start : lo, e = va->va_end < hi ? va->va_end : hi;
+
+	return e > s ? e - s : 0;
+}
+
+static size_t max3(size_t a, size_t b, size_t c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
+
+static size_t largest_from(const struct rb_node *n, uintptr_t lo)
+{
+	size_t best = 0;
+
+	while (n) {
+		const struct vmap_area *va = va_of(n);
+
+		if (va->va_end <= lo) { /* it and its left lie below lo */
+			n = n->right;
+			continue;
+		}
+		best = max3(best, va->va_end - (va->va_start > lo ? va->va_start : lo), subtree_max(n->right));
+		n = n->left;
+	}
+	return best;
+}
+
+static size_t largest_to(const struct rb_node *n, uintptr_t hi)
+{
+	size_t best = 0;
+
+	while (n) {
+		const struct vmap_area *va = va_of(n);
+
+		if (va->va_start >= hi) { /* it and its right lie at or above hi */
+			n = n->left;
+			continue;
+		}
+		best = max3(best, (va->va_end < hi ? va->va_end : hi) - va->va_start, subtree_max(n->left));
+		n = n->right;
+	}
+	return best;
+}
+
+size_t va_tree_largest_in(const struct va_tree *t, uintptr_t lo, uintptr_t hi)
+{
+	const struct rb_node *n = t->root.node;
+
+	while (n) {
+		const struct vmap_area *va = va_of(n);
+
+		if (va->va_end <= lo)
+			n = n->right;
+		else if (va->va_start >= hi)
+			n = n->left;
+		else
+			return max3(clip(va, lo, hi), largest_from(n->left, lo), largest_to(n->right, hi));
+	}
+	return 0;
+}
+
+struct vmap_area *va_tree_containing(const struct va_tree *t, uintptr_t addr)
+{
+	const struct rb_node *n = t->root.node;
+
+	while (n) {
+		struct vmap_area *va = va_of(n);
+
+		if (addr < va->va_start)
+			n = n->left;
+		else if (addr >= va->va_end)
+			n = n->right;
+		else
+			return va;
+	}
+	return NULL;
+}
+
 struct vmap_area *va_find_free_at(const struct va_tree *t, uintptr_t addr)
 {
 	const struct rb_node *n = t->root.node;

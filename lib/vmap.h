@@ -71,6 +71,10 @@ void va_tree_init(struct va_tree *t);
 
 /* Largest free range in the tree (the root's subtree_max_size). */
 size_t va_tree_largest(const struct va_tree *t);
+/* The largest part of a free range that lies inside [lo, hi), in O(log n). */
+size_t va_tree_largest_in(const struct va_tree *t, uintptr_t lo, uintptr_t hi);
+/* The free range that holds addr, or NULL. */
+struct vmap_area *va_tree_containing(const struct va_tree *t, uintptr_t addr);
 
 /*
  * Carve [*addr, *addr + size) with *addr aligned to align and inside

@@ -63,6 +63,34 @@ static void check_against_model(const struct va_tree *t)
 	cr_assert_eq(i, NPAGES, "model has a free page the tree lacks");
 }
 
+/* The model's longest run of free pages inside [lo, hi) (page indexes), in bytes. */
+static size_t model_largest_in(size_t lo, size_t hi)
+{
+	size_t best = 0, run = 0;
+
+	for (size_t i = lo; i < hi; i++) {
+		run = model[i] ? run + 1 : 0;
+		if (run > best)
+			best = run;
+	}
+	return best * PG;
+}
+
+/* va_tree_largest_in and va_tree_containing against the model, for a few random windows. */
+static void check_windows(const struct va_tree *t)
+{
+	for (int k = 0; k < 4; k++) {
+		size_t lo = (size_t)rand() % NPAGES, hi = lo + (size_t)rand() % (NPAGES - lo + 1);
+		struct vmap_area *va = va_tree_containing(t, page_addr(lo));
+
+		cr_assert_eq(va_tree_largest_in(t, page_addr(lo), page_addr(hi)), model_largest_in(lo, hi),
+			     "largest free inside pages [%zu, %zu)", lo, hi);
+		cr_assert_eq(va != NULL, model[lo] != 0, "containing page %zu", lo);
+		if (va)
+			cr_assert(va->va_start <= page_addr(lo) && page_addr(lo) < va->va_end);
+	}
+}
+
 /* The model's own lowest aligned fit: a linear scan over pages. */
 static int model_lowest_fit(size_t pages, size_t align, uintptr_t *addr)
 {
@@ -169,6 +197,7 @@ static void random_run(unsigned seed, int steps)
 			free_list(&absorbed);
 		}
 		check_against_model(&t);
+		check_windows(&t);
 	}
 	/* Free everything: the tree must fold back to the three regions. */
 	while (nblocks) {

@@ -13,7 +13,9 @@ error or a report, never a crash, a hang or "changed under every retry"
 (it stands still).  VMINFO_FUZZ_RUNS sets the random corruptions (default
 200, as CI runs it; 5000 by hand).
 """
-import json, os, re, resource, shutil, subprocess, sys, tempfile, time, unittest, zlib, struct
+import json, os, re, resource, shutil, subprocess, sys, tempfile, time, unittest
+
+from svgcheck import chromium, png_nonwhite_fraction, render
 
 VMINFO, TARGET, FAKE = sys.argv[1:4]
 del sys.argv[1:4]
@@ -304,41 +306,9 @@ class Hostile(unittest.TestCase):
         print("\nfuzz %d runs: statuses %s" % (runs, sorted(seen.items())), file=sys.stderr)
 
 
-def png_nonwhite_fraction(path):
-    """Share of pixels that are not white, decoding the PNG with zlib alone."""
-    with open(path, "rb") as f:
-        data = f.read()
-    pos, idat = 8, b""
-    while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        if kind == b"IHDR":
-            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + n
-    bpp = {2: 3, 6: 4}[ctype]
-    raw, stride, prev, nonwhite = zlib.decompress(idat), w * bpp, bytearray(w * bpp), 0
-    for y in range(h):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-            if f == 1: line[i] = (line[i] + a) & 255
-            elif f == 2: line[i] = (line[i] + b) & 255
-            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        nonwhite += sum(1 for x in range(w) if line[x * bpp:x * bpp + 3] != b"\xff\xff\xff")
-        prev = line
-    return nonwhite / (w * h)
-
-
 class Svg(unittest.TestCase):
     def test_svg_renders_in_chromium(self):
-        browser = shutil.which("chromium")
+        browser = chromium()
         if not browser:
             self.skipTest("Debian's chromium is not installed (CI installs it)")
         with Target(env=NO_CACHES) as t, tempfile.TemporaryDirectory() as d:
@@ -349,12 +319,42 @@ class Svg(unittest.TestCase):
                 text = f.read()
             for word in ("busy", "thread-cached", "lazy", "pooled", "free", "MiB"):
                 self.assertIn(word, text)
-            subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                            "--screenshot=" + png, "--window-size=1240,260", "file://" + svg],
-                           capture_output=True, timeout=120)
-            self.assertTrue(os.path.exists(png), "chromium made no screenshot")
+            # Every range has a tooltip: its state, size and place, and a live area its caller (issue 18).
+            for words in t.lines:
+                if words[0] == "area":
+                    self.assertRegex(text, r"<title>busy %d bytes at %s, from %s\+" % (int(words[2]) + 4096, words[1], words[3]))
+            self.assertRegex(text, r"<title>free \d+ bytes at 0x[0-9a-f]+")
+            self.assertTrue(render(browser, svg, png, 1240, 260), "chromium made no screenshot")
             share = png_nonwhite_fraction(png)
             self.assertGreater(share, 0.03, "the rendered SVG is (nearly) blank: %.4f of pixels are not white" % share)
+
+    def test_watch_draws_the_reads_over_time(self):
+        """vminfo --watch --svg: the chart of every read so far above the address space, without BPF."""
+        browser = chromium()
+        with Target("hammer") as t, tempfile.TemporaryDirectory() as d:
+            svg, png = os.path.join(d, "w.svg"), os.path.join(d, "w.png")
+            p = subprocess.Popen([VMINFO, "--summary", "--watch", "0.1", "--svg", svg, str(t.p.pid)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            reads, deadline = 0, time.time() + 60
+            while reads < 4 and time.time() < deadline:  # each read opens the target afresh: slow on a loaded machine
+                line = p.stdout.readline()
+                if not line:
+                    break
+                reads += line.startswith("summary:")
+            time.sleep(0.05)  # the file of the last read is renamed in place before the next read's lines
+            p.kill()
+            err = p.communicate(timeout=30)[1]
+            self.assertGreaterEqual(reads, 4, err)
+            with open(svg) as f:
+                text = f.read()
+            self.assertRegex(text, r"over \d+ reads \(vminfo --watch\)")
+            for name in ("resident", "live", "thread caches", "lazy", "pools", "free slab objects", "fragmentation"):
+                self.assertRegex(text, r"<title>%s[^<]*: last " % re.escape(name), "no %s series" % name)
+            points = re.search(r'<polyline[^>]*points="([^"]*)"><title>resident', text).group(1).split()
+            self.assertGreaterEqual(len(points), reads - 1, "one point per read")
+            if browser:
+                self.assertTrue(render(browser, svg, png, 1280, 560), "chromium made no screenshot")
+                self.assertGreater(png_nonwhite_fraction(png), 0.03, "the chart renders (nearly) blank")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,10 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
+
+from svgcheck import chromium, png_nonwhite_fraction, render
 
 vmtrace, target, preload, mt = sys.argv[1:5]
 
@@ -29,6 +32,8 @@ def run(args, **kw):
     return subprocess.run([vmtrace] + args, capture_output=True, text=True, timeout=120, **kw)
 
 
+workdir = tempfile.TemporaryDirectory()
+chart = os.path.join(workdir.name, "t.svg")
 r = run(["--json", "-i", "0.2", "--sample", "1", "--", target])
 if r.returncode in (3, 4):
     print("SKIP: vmtrace cannot trace here: " + r.stderr.strip())
@@ -47,12 +52,23 @@ if len(procs) != 1:
     fail("one process traced, not %d" % len(procs))
 stats = procs[0]["stats"]
 for field, value in own.items():
-    if field != "calls" and stats[field] != value:
+    if field not in ("calls", "span") and stats[field] != value:
         fail("%s: vmtrace reported %d, the workload's uvm_stats %d" % (field, stats[field], value))
 frag = 1 - own["largest_free"] / own["free_bytes"]
 if abs(procs[0]["fragmentation"] - frag) > 1e-6 or own["free_count"] < 2 or frag <= 0:
     fail("fragmentation %f against %f from uvm_stats (free ranges %d)" % (procs[0]["fragmentation"], frag,
                                                                           own["free_count"]))
+# The committed span's figures (issue 18) come with every snapshot: the exit one equals uvm_frag_stats'.
+if procs[0]["span"] != own["span"]:
+    fail("committed span %s, the workload's uvm_frag_stats %s" % (procs[0]["span"], own["span"]))
+if own["span"]["free_count"] < 2 or own["span"]["largest_free"] >= own["span"]["free_bytes"]:
+    fail("the workload's holes do not show in its committed span: %s" % own["span"])
+for o in intervals:
+    for p in o["processes"]:
+        if not (p["span_free_bytes"] <= p["span_bytes"] and p["span_largest_free"] <= p["span_free_bytes"]):
+            fail("an interval's span figures do not hold together: %s" % p)
+        if abs(p["span_fragmentation"] - (1 - p["span_largest_free"] / p["span_free_bytes"] if p["span_free_bytes"] else 0)) > 1e-6:
+            fail("an interval's span fragmentation is not 1 - largest / free: %s" % p)
 calls = own["calls"]
 if sum(final["size_hist"]) != calls or sum(final["latency_ns_hist"]) != calls:
     fail("histograms hold %d and %d allocations, the workload made %d" % (sum(final["size_hist"]),
@@ -75,7 +91,7 @@ print("vmtrace -- target: %d counters equal, fragmentation %.3g, %d allocations 
 proc = subprocess.Popen([target, "--loop", "3"], stdout=subprocess.PIPE, text=True)
 if proc.stdout.readline().strip() != "ready":
     fail("the looping target did not start")
-r = run(["--json", "-i", "0.25", "-d", "1.5", "--sample", "50", "-p", str(proc.pid)])
+r = run(["--json", "-i", "0.25", "-d", "1.5", "--sample", "50", "--svg", chart, "-p", str(proc.pid)])
 proc.wait()
 if r.returncode != 0:
     fail("vmtrace -p exited %d: %s" % (r.returncode, r.stderr))
@@ -86,6 +102,17 @@ if not lines or any(p["pid"] != proc.pid for p in lines) or not any(p["allocs_pe
     fail("-p: no interval line shows the process allocating:\n" + r.stdout)
 if final["events"]["sampled_allocs"] == 0 or sum(final["size_hist"]) == 0:
     fail("-p --sample: nothing was sampled, so the sampling period did not reach the process")
+# --svg: the chart of the intervals, one point each, every series named in its tooltip, rendered.
+with open(chart) as f:
+    svg = f.read()
+for name in ("resident", "live", "thread caches", "lazy", "pools", "fragmentation"):
+    if "<title>%s" % name not in svg:
+        fail("the --svg chart has no %s series:\n%s" % (name, svg[:400]))
+browser = chromium()
+if browser:
+    png = os.path.join(workdir.name, "t.png")
+    if not render(browser, chart, png, 1280, 400) or png_nonwhite_fraction(png) < 0.02:
+        fail("the --svg chart does not render in chromium")
 print("vmtrace -p: %d interval lines, %d allocations sampled" % (len(lines), final["events"]["sampled_allocs"]))
 
 # A traced program that forks while its threads allocate: tests/mt, preloaded, its children followed.

@@ -43,6 +43,7 @@ int main(int argc, char **argv)
 {
 	static void *obj[OBJECTS], *area[AREAS];
 	struct uvm_stats st;
+	struct uvm_frag f;
 	int first = 1;
 
 	if (argc == 3 && !strcmp(argv[1], "--loop"))
@@ -58,8 +59,11 @@ int main(int argc, char **argv)
 		uvm_vfree(area[i]);
 	uvm_purge();
 	uvm_stats(&st);
+	uvm_frag_stats(&f, sizeof(f));
 	printf("{\"calls\":%d,", OBJECTS + AREAS); /* allocation calls, --loop not counted */
 	FIELDS(PRINT)
-	printf("}\n");
+	printf(",\"span\":{\"bytes\":%llu,\"free_bytes\":%llu,\"free_count\":%llu,\"largest_free\":%llu}}\n",
+	       (unsigned long long)f.span_bytes, (unsigned long long)f.span_free_bytes,
+	       (unsigned long long)f.span_free_count, (unsigned long long)f.span_largest_free);
 	return 0;
 }

@@ -8,7 +8,9 @@
  */
 #include "svg.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #define WIDTH 1200.0
 #define LEFT 40.0
@@ -29,9 +31,11 @@ struct bar {
 	uint64_t base, end;
 };
 
-static void rect(FILE *f, const struct bar *b, uint64_t start, uint64_t end, int kind)
+/* One range, with a tooltip naming its state, size, place and caller (name may be NULL). */
+static void rect(FILE *f, const struct bar *b, uint64_t start, uint64_t end, int kind, const char *name)
 {
 	double span = (double)(b->end - b->base), x, w;
+	uint64_t size = end - start, at = start;
 
 	if (end <= b->base || start >= b->end)
 		return;
@@ -41,8 +45,21 @@ static void rect(FILE *f, const struct bar *b, uint64_t start, uint64_t end, int
 		end = b->end;
 	x = LEFT + (double)(start - b->base) / span * WIDTH;
 	w = (double)(end - start) / span * WIDTH;
-	fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"/>\n", x, b->y, w < 1 ? 1 : w,
-		BAR, kinds[kind].colour);
+	if (kind == POOLED) { /* the background: pools are on no list a reader walks */
+		fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"><title>pooled: what no "
+			"busy, thread-cached, lazy or free range covers</title></rect>\n", x, b->y, w, BAR, kinds[kind].colour);
+		return;
+	}
+	fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"><title>%s %llu bytes at 0x%llx",
+		x, b->y, w < 1 ? 1 : w, BAR, kinds[kind].colour, kinds[kind].name, (unsigned long long)size,
+		(unsigned long long)at);
+	if (end - start < size)
+		fprintf(f, " (%llu of them below the committed top)", (unsigned long long)(end - start));
+	if (name && *name) {
+		fputs(", from ", f);
+		svg_escape(f, name);
+	}
+	fputs("</title></rect>\n", f);
 }
 
 static void scale(FILE *f, const struct bar *b)
@@ -69,21 +86,36 @@ static void legend(FILE *f, double y)
 	}
 }
 
-int svg_write(const char *path, const struct target *t, const struct snapshot *s)
-{
-	FILE *f = fopen(path, "w");
-	double height = TOP + ROW * (s->nregions ? s->nregions : 1) + 20;
+#define CHART 400.0
 
-	if (!f)
+int svg_write(const char *path, const struct target *t, const struct snapshot *s, const struct chart *history,
+	      svg_caller_fn *caller, const void *ctx)
+{
+	char tmp[4096];
+	FILE *f;
+	double top = history && history->n > 1 ? CHART : 0, height = top + TOP + ROW * (s->nregions ? s->nregions : 1) + 20;
+	char title[96];
+
+	/* Written aside and renamed over path: --watch rewrites it while someone may be looking at it. */
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (!(f = fopen(tmp, "w")))
 		return -1;
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\">\n",
 		WIDTH + 2 * LEFT, height);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-	fprintf(f, "<text x=\"%.0f\" y=\"22\" font-size=\"16\">uvmalloc address space of process %d</text>\n", LEFT,
-		(int)t->pid);
-	legend(f, 34);
+	if (top) {
+		snprintf(title, sizeof(title), "uvmalloc memory of process %d over %zu reads (vminfo --watch)", (int)t->pid,
+			 history->n);
+		chart_draw(f, history, LEFT + 30, 10, WIDTH - 60, CHART - 10, title);
+	}
+	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"16\">uvmalloc address space of process %d</text>\n", LEFT,
+		top + 22, (int)t->pid);
+	legend(f, top + 34);
 	for (unsigned r = 0; r < s->nregions; r++) {
-		struct bar b = { TOP + ROW * r + 16, s->regions[r].base, s->regions[r].committed };
+		struct bar b = { top + TOP + ROW * r + 16, s->regions[r].base, s->regions[r].committed };
 
 		if (b.end <= b.base)
 			b.end = b.base + t->d.page_size;
@@ -91,17 +123,23 @@ int svg_write(const char *path, const struct target *t, const struct snapshot *s
 			"of %.1f MiB reserved</text>\n", LEFT, b.y - 5, r, s->regions[r].nid, (unsigned long long)b.base,
 			(double)(s->regions[r].committed - b.base) / (1 << 20),
 			(double)(s->regions[r].end - b.base) / (1 << 20));
-		rect(f, &b, b.base, b.end, POOLED);
+		/* Pooled areas are on no list a reader walks: what is not drawn over is pooled (or a region's last page). */
+		rect(f, &b, b.base, b.end, POOLED, NULL);
 		for (size_t i = 0; i < s->nfree; i++)
-			rect(f, &b, s->free[i].start, s->free[i].end, FREE);
+			rect(f, &b, s->free[i].start, s->free[i].end, FREE, NULL);
 		for (size_t i = 0; i < s->nbusy; i++)
-			rect(f, &b, s->busy[i].start, s->busy[i].end, s->busy[i].live ? BUSY : CACHED);
+			rect(f, &b, s->busy[i].start, s->busy[i].end, s->busy[i].live ? BUSY : CACHED,
+			     s->busy[i].live && s->busy[i].caller ? caller(ctx, s->busy[i].caller) : NULL);
 		for (size_t i = 0; i < s->nlazy; i++)
-			rect(f, &b, s->lazy[i].start, s->lazy[i].end, LAZY);
+			rect(f, &b, s->lazy[i].start, s->lazy[i].end, LAZY, NULL);
 		fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#333\"/>\n", LEFT,
 			b.y, WIDTH, BAR);
 		scale(f, &b);
 	}
 	fprintf(f, "</svg>\n");
-	return fclose(f) ? -1 : 0;
+	if (fclose(f)) {
+		unlink(tmp);
+		return -1;
+	}
+	return rename(tmp, path);
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "chart.h"
 #include "snapshot.h"
 #include "svg.h"
 
@@ -467,6 +468,28 @@ static void print_json(const struct target *t, const struct snapshot *s, struct 
 
 /* ----------------------------------------------------------------- main */
 
+static const char *caller_name(const void *nm, uint64_t caller) { return name_of(nm, caller); }
+
+/* The reads so far, under --watch: the chart above the picture of --svg. */
+static struct chart history;
+
+static void add_point(const struct snapshot *s, const struct summary *m)
+{
+	struct timespec now;
+	struct chart_point pt;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pt.t = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+	pt.v[CH_RSS] = (double)s->rss_kb * 1024;
+	pt.v[CH_LIVE] = (double)m->live;
+	pt.v[CH_CACHED] = (double)m->cached;
+	pt.v[CH_LAZY] = (double)m->lazy;
+	pt.v[CH_POOLED] = (double)s->pooled_bytes;
+	pt.v[CH_SLAB_FREE] = (double)s->slab_free_bytes;
+	pt.v[CH_FRAG] = m->span_frag;
+	chart_add(&history, &pt);
+}
+
 static int report(const struct opts *o)
 {
 	struct target t;
@@ -490,7 +513,12 @@ static int report(const struct opts *o)
 			print_json(&t, &s, l, n, o);
 		else
 			print_text(&t, &s, l, n, o);
-		if (o->svg && svg_write(o->svg, &t, &s)) {
+		if (o->watch) {
+			struct summary m = summarize(&t.d, &s);
+
+			add_point(&s, &m);
+		}
+		if (o->svg && svg_write(o->svg, &t, &s, &history, caller_name, &nm)) {
 			fprintf(stderr, "vminfo: cannot write %s: %s\n", o->svg, strerror(errno));
 			err = 1;
 		}

@@ -6,6 +6,7 @@
  */
 #include "report.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +74,10 @@ struct rates {
 	double objs, areas, ofrees, afrees, bytes_in, bytes_out;
 	uint64_t purges, purged_pages;
 	double cache_hit, pool_hit, frag; /* ratios; < 0: nothing to measure */
+	double span_frag;                 /* 1 - largest / free bytes in the committed span (uvm_frag_stats') */
 };
+
+enum { SPAN_BYTES, SPAN_FREE, SPAN_COUNT, SPAN_LARGEST };
 
 static double ratio(uint64_t hits, uint64_t misses) { return hits + misses ? (double)hits / (double)(hits + misses) : -1; }
 
@@ -98,6 +102,22 @@ static void rates_of(const struct proc *p, struct rates *out)
 	out->cache_hit = ratio(b->cache_hits - a->cache_hits, b->cache_misses - a->cache_misses);
 	out->pool_hit = ratio(b->pool_hits - a->pool_hits, b->pool_misses - a->pool_misses);
 	out->frag = fragmentation(b);
+	out->span_frag = p->span[SPAN_FREE] ? 1.0 - (double)p->span[SPAN_LARGEST] / (double)p->span[SPAN_FREE] : 0;
+}
+
+/* The interval's point on the process's chart: a process already gone has no resident size to give. */
+static void chart_point(struct proc *p, double t, const struct rates *x)
+{
+	struct chart_point pt = { .t = t };
+
+	pt.v[CH_RSS] = p->rss_bytes ? (double)p->rss_bytes : -1;
+	pt.v[CH_LIVE] = (double)p->last.busy_bytes;
+	pt.v[CH_CACHED] = (double)p->last.cached_bytes;
+	pt.v[CH_LAZY] = (double)p->last.lazy_bytes;
+	pt.v[CH_POOLED] = (double)p->last.pooled_bytes;
+	pt.v[CH_SLAB_FREE] = -1; /* counted by uvm_frag_stats' walk, which a snapshot does not make */
+	pt.v[CH_FRAG] = x->span_frag;
+	chart_add(&p->chart, &pt);
 }
 
 static const char *human(double v, char *buf, size_t len)
@@ -130,16 +150,19 @@ static const char *percent(double r, char *buf, size_t len)
 
 static void text_line(FILE *f, double t, const struct proc *p, const struct rates *x)
 {
-	char a[16], b[16], c[16], d[16], e[24], g[24], h[24], i[24], j[16], k[16];
+	char a[16], b[16], c[16], d[16], e[24], g[24], h[24], i[24], j[16], k[16], l[24], m[24], n[24], o[24];
 
 	fprintf(f,
 		"%6.1fs pid %-7d allocs %s/s obj + %s/s areas, frees %s/s + %s/s  +%s/s -%s/s  live %s lazy %s  "
-		"purges %llu (%llu pages)  hits cache %s pool %s  frag %.3g in %llu ranges\n",
+		"purges %llu (%llu pages)  hits cache %s pool %s  rss %s cached %s pooled %s  "
+		"frag %.3g in %llu ranges of the committed %s (%.3g over the reservation)\n",
 		t, (int)p->pid, human(x->objs, a, sizeof(a)), human(x->areas, b, sizeof(b)), human(x->ofrees, c, sizeof(c)),
 		human(x->afrees, d, sizeof(d)), mib(x->bytes_in, e, sizeof(e)), mib(x->bytes_out, g, sizeof(g)),
 		mib((double)p->last.busy_bytes, h, sizeof(h)), mib((double)p->last.lazy_bytes, i, sizeof(i)),
 		(unsigned long long)x->purges, (unsigned long long)x->purged_pages, percent(x->cache_hit, j, sizeof(j)),
-		percent(x->pool_hit, k, sizeof(k)), x->frag, (unsigned long long)p->last.free_count);
+		percent(x->pool_hit, k, sizeof(k)), mib((double)p->rss_bytes, l, sizeof(l)),
+		mib((double)p->last.cached_bytes, m, sizeof(m)), mib((double)p->last.pooled_bytes, n, sizeof(n)),
+		x->span_frag, (unsigned long long)p->span[SPAN_COUNT], mib((double)p->span[SPAN_BYTES], o, sizeof(o)), x->frag);
 }
 
 static void json_ratio(FILE *f, const char *name, double r)
@@ -161,9 +184,15 @@ static void json_proc(FILE *f, const struct proc *p, const struct rates *x)
 		(unsigned long long)x->purged_pages);
 	json_ratio(f, "cache_hit_ratio", x->cache_hit);
 	json_ratio(f, "pool_hit_ratio", x->pool_hit);
-	fprintf(f, ",\"fragmentation\":%.6f,\"free_bytes\":%llu,\"largest_free\":%llu,\"free_ranges\":%llu}", x->frag,
+	fprintf(f, ",\"fragmentation\":%.6f,\"free_bytes\":%llu,\"largest_free\":%llu,\"free_ranges\":%llu", x->frag,
 		(unsigned long long)p->last.free_bytes, (unsigned long long)p->last.largest_free,
 		(unsigned long long)p->last.free_count);
+	fprintf(f, ",\"rss_bytes\":%llu,\"cached_bytes\":%llu,\"pooled_bytes\":%llu,\"span_bytes\":%llu,"
+		"\"span_free_bytes\":%llu,\"span_free_count\":%llu,\"span_largest_free\":%llu,\"span_fragmentation\":%.6f}",
+		(unsigned long long)p->rss_bytes, (unsigned long long)p->last.cached_bytes,
+		(unsigned long long)p->last.pooled_bytes, (unsigned long long)p->span[SPAN_BYTES],
+		(unsigned long long)p->span[SPAN_FREE], (unsigned long long)p->span[SPAN_COUNT],
+		(unsigned long long)p->span[SPAN_LARGEST], x->span_frag);
 }
 
 static void json_events(FILE *f, const uint64_t *now, const uint64_t *base)
@@ -187,6 +216,7 @@ void report_interval(struct report *r, double t, double dt)
 		if (!p->have_base || !p->fresh)
 			continue;
 		rates_of(p, &x);
+		chart_point(p, t, &x);
 		if (r->json) {
 			fprintf(r->out, "%s", first ? "" : ",");
 			json_proc(r->out, p, &x);
@@ -259,17 +289,53 @@ static void site_name(struct report *r, const struct vt_site_row *s, char *buf, 
 	maps_symbol(p ? p->maps : NULL, s->caller, buf, len);
 }
 
+#define CHART_H 400.0
+#define CHARTS_MAX 16
+
+/* --svg: one chart per process that sent two snapshots or more, the first CHARTS_MAX of them. */
+static void write_svg(const struct report *r)
+{
+	size_t k = 0;
+	FILE *f = fopen(r->svg, "w");
+
+	for (size_t i = 0; i < r->nprocs; i++)
+		k += r->procs[i].chart.n > 1;
+	k = k < CHARTS_MAX ? k : CHARTS_MAX;
+	if (f) {
+		fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1280\" height=\"%.0f\" font-family=\"sans-serif\">\n"
+			   "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", CHART_H * (double)(k ? k : 1));
+		if (!k)
+			fprintf(f, "<text x=\"20\" y=\"30\" font-size=\"15\">no process sent two snapshots</text>\n");
+		for (size_t i = 0, row = 0; i < r->nprocs && row < k; i++) {
+			char title[128];
+
+			if (r->procs[i].chart.n < 2)
+				continue;
+			snprintf(title, sizeof(title), "uvmalloc memory of process %d over time (vmtrace)", (int)r->procs[i].pid);
+			chart_draw(f, &r->procs[i].chart, 70, CHART_H * (double)row++ + 10, 1140, CHART_H - 10, title);
+		}
+		fprintf(f, "</svg>\n");
+	}
+	if (!f || fclose(f))
+		fprintf(stderr, "vmtrace: cannot write %s: %s\n", r->svg, strerror(errno));
+}
+
 void report_final(struct report *r, const struct vt_hists *h, struct vt_site_row *sites, size_t n)
 {
 	char name[512];
 
+	if (r->svg)
+		write_svg(r);
 	if (r->json) {
 		fprintf(r->out, "{\"final\":true,\"processes\":[");
 		for (size_t i = 0; i < r->nprocs; i++) {
 			fprintf(r->out, "%s{\"pid\":%d,\"fragmentation\":%.6f,\"stats\":", i ? "," : "", (int)r->procs[i].pid,
 				fragmentation(&r->procs[i].last));
 			json_stats(r->out, &r->procs[i].last);
-			fprintf(r->out, "}");
+			const uint64_t *sp = r->procs[i].span;
+			fprintf(r->out, ",\"span\":{\"bytes\":%llu,\"free_bytes\":%llu,\"free_count\":%llu,\"largest_free\":%llu}}",
+				(unsigned long long)sp[SPAN_BYTES], (unsigned long long)sp[SPAN_FREE],
+				(unsigned long long)sp[SPAN_COUNT], (unsigned long long)sp[SPAN_LARGEST]);
 		}
 		fprintf(r->out, "]");
 		json_hist(r->out, "size_hist", h->size);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "chart.h"
 #include "uvmalloc.h"
 #include "vmtrace.h"
 
@@ -21,6 +22,9 @@ struct proc {
 	pid_t pid;
 	bool have_base, fresh, sample_set, gone;
 	struct uvm_stats base, last; /* the interval's start, and the latest snapshot */
+	uint64_t span[VT_SPAN_WORDS]; /* the latest snapshot's committed span: bytes, free bytes, free ranges, largest */
+	uint64_t rss_bytes;           /* the process's resident memory when the snapshot was read */
+	struct chart chart;           /* one point per interval, for --svg */
 	uint64_t base_ns, last_ns;   /* when they were taken (CLOCK_MONOTONIC, as bpf_ktime_get_ns) */
 	uint64_t snapshots;          /* snapshot sequence seen last (odd values skipped) */
 	struct proc_maps *maps;
@@ -30,6 +34,7 @@ struct report {
 	FILE *out;
 	bool json;
 	bool zero_base;    /* processes started under vmtrace: counts from zero, not from the first snapshot */
+	const char *svg;   /* --svg: the chart of every process's intervals, written at the end */
 	uint64_t start_ns; /* and when they started */
 	struct proc *procs;
 	size_t nprocs, cap;

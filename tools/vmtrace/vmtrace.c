@@ -42,7 +42,7 @@ struct options {
 	double interval, duration;
 	bool json;
 	unsigned sample;
-	const char *lib;
+	const char *lib, *svg;
 	char **command;
 };
 
@@ -52,7 +52,7 @@ static void on_signal(int sig) { (void)sig, stop = 1; }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: vmtrace [-p PID] [-i SECONDS] [-d SECONDS] [--json] [--sample N] [--lib PATH] [-- COMMAND [ARG...]]\n"
+	fprintf(f, "usage: vmtrace [-p PID] [-i SECONDS] [-d SECONDS] [--json] [--sample N] [--lib PATH] [--svg FILE] [-- COMMAND [ARG...]]\n"
 		   "  (no -p, no COMMAND)  every process that maps the library\n"
 		   "  -p PID        one running process\n"
 		   "  -- COMMAND    start COMMAND and follow it and its children until it exits\n"
@@ -61,6 +61,8 @@ static void usage(FILE *f)
 		   "  --json        one JSON object per interval, and one at the end\n"
 		   "  --sample N    time and report one allocation in N (sizes, latency, call sites); default 0 = off\n"
 		   "  --lib PATH    the libuvmalloc.so.0 to trace (default: the process's, or the one vmtrace was built with)\n"
+		   "  --svg FILE    at the end, a chart per process of its resident and live bytes, the overhead by where\n"
+		   "                it is held, and the committed span's fragmentation, one point per interval\n"
 		   "exit status: 0 done, 1 failed, 2 usage, 3 not permitted (needs root or CAP_SYS_ADMIN),\n"
 		   "  4 kernel without BTF or uprobes, 5 no such process, 6 library not found;\n"
 		   "  with -- COMMAND: the command's own status (128 + N when signal N ended it), 127 when it\n"
@@ -115,6 +117,9 @@ static int parse(int argc, char **argv, struct options *o)
 			i++;
 		} else if (v && !strcmp(a, "--lib")) {
 			o->lib = v;
+			i++;
+		} else if (v && !strcmp(a, "--svg")) {
+			o->svg = v;
 			i++;
 		} else {
 			usage(stderr);
@@ -283,6 +288,22 @@ static int attach(struct vmtrace_bpf *skel, pid_t pid, const char *lib, unsigned
 
 /* ---------------------------------------------------------------- maps */
 
+/* Resident bytes of a process (the second field of /proc/PID/statm, in pages), or 0 once it is gone. */
+static uint64_t rss_of(pid_t pid)
+{
+	char path[64];
+	unsigned long long size, resident;
+	FILE *f;
+	int got;
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	got = fscanf(f, "%llu %llu", &size, &resident);
+	fclose(f);
+	return got == 2 ? resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
 static void read_snapshots(struct vmtrace_bpf *skel, struct report *r)
 {
 	int fd = bpf_map__fd(skel->maps.snaps);
@@ -305,6 +326,8 @@ static void read_snapshots(struct vmtrace_bpf *skel, struct report *r)
 			continue;
 		p->snapshots = a.seq;
 		memcpy(&p->last, a.words, sizeof(p->last));
+		memcpy(p->span, a.words + VT_STATS_WORDS, sizeof(p->span));
+		p->rss_bytes = rss_of(p->pid);
 		p->last_ns = a.ns;
 		p->fresh = true;
 		if (!p->have_base) {
@@ -492,6 +515,7 @@ int main(int argc, char **argv)
 	if (err || (err = preflight()) || (err = find_library(&o, lib, sizeof(lib))))
 		return err;
 	r.json = o.json;
+	r.svg = o.svg;
 	skel = vmtrace_bpf__open();
 	if (!skel)
 		return fail(1, "cannot open the BPF object: %s", strerror(errno));
@@ -525,8 +549,10 @@ int main(int argc, char **argv)
 		waitpid(child, NULL, 0);
 	}
 	vmtrace_bpf__destroy(skel);
-	for (size_t i = 0; i < r.nprocs; i++)
+	for (size_t i = 0; i < r.nprocs; i++) {
 		maps_free(r.procs[i].maps);
+		chart_free(&r.procs[i].chart);
+	}
 	free(r.procs);
 	return err;
 }

@@ -8,6 +8,8 @@
 
 /* struct uvm_stats as 64-bit words; the loader checks the size against uvmalloc.h. */
 #define VT_STATS_WORDS 35
+/* What follows it in a snapshot: the committed span's bytes, free bytes, free ranges and largest free range. */
+#define VT_SPAN_WORDS 4
 #define VT_HIST 64      /* log2 buckets */
 #define VT_MAX_PROCS 4096
 #define VT_MAX_SITES 16384
@@ -37,7 +39,7 @@ enum vmtrace_event {
 struct vt_snap {
 	unsigned long long seq; /* odd while the BPF side writes */
 	unsigned long long ns;  /* bpf_ktime_get_ns() when it came */
-	unsigned long long words[VT_STATS_WORDS];
+	unsigned long long words[VT_STATS_WORDS + VT_SPAN_WORDS];
 };
 
 struct vt_site {

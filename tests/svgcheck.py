@@ -1,0 +1,51 @@
+"""tests/svgcheck.py - what the SVG tests share: render a file in headless Chromium and measure the picture."""
+import os
+import shutil
+import struct
+import subprocess
+import zlib
+
+
+def chromium():
+    """Debian's chromium, or None (CI installs it)."""
+    return shutil.which("chromium")
+
+
+def render(browser, svg, png, width, height):
+    """Screenshot svg into png in headless Chromium; True when a picture came out."""
+    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--screenshot=" + png, "--window-size=%d,%d" % (width, height), "file://" + svg],
+                   capture_output=True, timeout=120)
+    return os.path.exists(png)
+
+
+def png_nonwhite_fraction(path):
+    """Share of pixels that are not white, decoding the PNG with zlib alone."""
+    with open(path, "rb") as f:
+        data = f.read()
+    pos, idat = 8, b""
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    bpp = {2: 3, 6: 4}[ctype]
+    raw, stride, prev, nonwhite = zlib.decompress(idat), w * bpp, bytearray(w * bpp), 0
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1: line[i] = (line[i] + a) & 255
+            elif f == 2: line[i] = (line[i] + b) & 255
+            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        nonwhite += sum(1 for x in range(w) if line[x * bpp:x * bpp + 3] != b"\xff\xff\xff")
+        prev = line
+    return nonwhite / (w * h)
