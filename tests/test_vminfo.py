@@ -328,6 +328,21 @@ class Svg(unittest.TestCase):
             share = png_nonwhite_fraction(png)
             self.assertGreater(share, 0.03, "the rendered SVG is (nearly) blank: %.4f of pixels are not white" % share)
 
+    def test_holes_show_at_their_places(self):
+        """1000 areas of 64 KiB, every other one freed and purged: 499 holes of 68 KiB between live areas."""
+        with Target("holes") as t, tempfile.TemporaryDirectory() as d:
+            own = {k: int(v) for k, v in (w.split("=") for w in t.lines[-1][1:])}
+            svg = os.path.join(d, "h.svg")
+            rc, out, err = vminfo("--json", "--summary", "--svg", svg, t.p.pid)
+            self.assertEqual(rc, 0, err)
+            s = json.loads(out)["summary"]
+            self.assertEqual(s["span_free_count"], own["span_free_count"])
+            self.assertGreaterEqual(s["span_free_count"], 499)
+            self.assertGreater(s["span_fragmentation"], 0.5)
+            with open(svg) as f:
+                holes = re.findall(r"<title>free 69632 bytes at (0x[0-9a-f]+)</title>", f.read())
+            self.assertGreaterEqual(len(holes), 499, "the holes are not in the picture")
+
     def test_watch_draws_the_reads_over_time(self):
         """vminfo --watch --svg: the chart of every read so far above the address space, without BPF."""
         browser = chromium()

@@ -6,6 +6,8 @@
  *   hammer:  4 threads allocate and free without pause until stdin closes;
  *   idle:    links uvmalloc but never allocates, waits for stdin to close;
  *   many N:  holds N live one-page areas, waits for stdin to close;
+ *   holes:   1000 areas of 64 KiB, every other one freed and purged, then 200
+ *            KiB blocks that cannot use the holes; prints its span figures;
  *   slabs:   fills four slabs of 32-byte objects, frees three of every four
  *            objects in each, prints its uvm_frag_stats live bytes, waits;
  *   corrupt: holds areas in the busy, lazy and free structures, then for
@@ -318,6 +320,27 @@ static int by_address(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static void holes(void)
+{
+	static void *p[1000];
+	struct uvm_frag f;
+
+	for (int i = 0; i < 1000; i++)
+		p[i] = uvm_vmalloc(64 << 10);
+	for (int i = 1; i < 1000; i += 2)
+		uvm_vfree(p[i]);
+	uvm_purge();
+	for (int i = 0; i < 20; i++)
+		if (!uvm_vmalloc(200 << 10))
+			abort();
+	uvm_frag_stats(&f, sizeof(f));
+	printf("frag span_free_count=%lu span_largest_free=%lu\n", (unsigned long)f.span_free_count,
+	       (unsigned long)f.span_largest_free);
+	printf("ready\n");
+	fflush(stdout);
+	wait_for_stdin();
+}
+
 static void quarter_full_slabs(void)
 {
 	static uintptr_t p[PER_SLAB * 4];
@@ -348,6 +371,8 @@ int main(int argc, char **argv)
 		corrupt();
 	else if (!strcmp(mode, "slabs"))
 		quarter_full_slabs();
+	else if (!strcmp(mode, "holes"))
+		holes();
 	else if (!strcmp(mode, "idle")) {
 		printf("ready\n");
 		fflush(stdout);
