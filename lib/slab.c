@@ -73,6 +73,7 @@ static struct {
 	struct list_head orphans[NCLASS];
 	_Atomic unsigned nr_orphans[NCLASS];
 	uint64_t allocs[NCLASS], frees[NCLASS]; /* of exited threads (the heap registry's lock), and frees past exit (atomic) */
+	uint64_t carved;                        /* slab_heap.carved of exited threads, and releases past exit (atomic) */
 	_Atomic uint64_t slabs;
 	_Atomic unsigned lives; /* slabs ever made: each one's life */
 	uvm_lock_t late_lock; /* late: the slab heap of threads past their exit */
@@ -162,12 +163,24 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	return s;
 }
 
+/* A released slab's carved bytes leave the count: from this thread's heap, or the exited threads' total. */
+static void uncount_carved(unsigned bytes)
+{
+	struct heap *h = uvm__heap;
+
+	if (h)
+		h->slab.carved -= bytes;
+	else
+		__atomic_fetch_sub(&sl.carved, bytes, __ATOMIC_RELAXED);
+}
+
 void slab_release_empty(struct slab *s)
 {
 	struct vmap_area *va;
 
 	check_header(s);
 	va = s->va;
+	uncount_carved(s->carved);
 	list_del(&s->link);
 	atomic_fetch_sub_explicit(&sl.slabs, 1, memory_order_relaxed);
 	UVM_TRACE(slab_release, s->size);
@@ -273,6 +286,7 @@ void slab_heap_exit(struct slab_heap *h)
 
 void slab_heap_fold(struct slab_heap *h)
 {
+	__atomic_fetch_add(&sl.carved, h->carved, __ATOMIC_RELAXED);
 	for (unsigned c = 0; c < NCLASS; c++) {
 		sl.allocs[c] += h->allocs[c];
 		/* also counted lock-free by exited threads */
@@ -378,7 +392,7 @@ static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
 		trace_snapshot();
 	}
 	check_header(s);
-	return s->free ? slab_pop(s) : slab_bump(s);
+	return s->free ? slab_pop(s) : slab_bump(h, s);
 }
 
 static void *alloc_in(struct slab_heap *h, unsigned c)
@@ -599,6 +613,22 @@ static void count_classes(struct uvm_stats *st, const uint64_t *allocs, const ui
 static void stats_one(struct heap *h, void *arg)
 {
 	count_classes(arg, h->slab.allocs, h->slab.frees);
+}
+
+static void carved_one(struct heap *h, void *arg) { *(uint64_t *)arg += h->slab.carved; }
+
+uint64_t slab_free_bytes(void)
+{
+	struct uvm_stats st = { 0 };
+	uint64_t carved = __atomic_load_n(&sl.carved, __ATOMIC_RELAXED);
+
+	heap_for_each_live(carved_one, &carved);
+	uvm_lock(&sl.late_lock);
+	carved += sl.late.carved;
+	uvm_unlock(&sl.late_lock);
+	slab_stats(&st);
+	carved -= st.small_alloc_bytes - st.small_free_bytes; /* less the live objects' bytes */
+	return (int64_t)carved > 0 ? carved : 0;
 }
 
 void slab_stats(struct uvm_stats *st)

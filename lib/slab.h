@@ -66,6 +66,12 @@ struct slab_heap {
 	struct list_head partial[SLAB_CLASSES], full[SLAB_CLASSES];
 	/* By class, so that bytes are counts times class sizes: no add of a size on the fast paths. */
 	uint64_t allocs[SLAB_CLASSES], frees[SLAB_CLASSES];
+	/*
+	 * Bytes of objects carved, less those of the slabs released here (this
+	 * thread may release another's orphan: one heap's word may wrap, the sum
+	 * over heaps does not).  Carved less live is the freed objects' bytes.
+	 */
+	uint64_t carved;
 };
 
 void slab_heap_init(struct slab_heap *h);
@@ -186,7 +192,7 @@ static inline uintptr_t slab_canary_value(const struct slab *s) { return ~(s->ma
  * The carving trusts the header, so its canary is checked first, as every
  * slow path does.
  */
-static inline void *slab_bump(struct slab *s)
+static inline void *slab_bump(struct slab_heap *h, struct slab *s)
 {
 	void *p;
 
@@ -196,6 +202,7 @@ static inline void *slab_bump(struct slab *s)
 		slab_corrupt(s, "header", s);
 	p = (char *)s + s->start + s->carved;
 	__atomic_store_n(&s->carved, s->carved + s->size, __ATOMIC_RELAXED);
+	h->carved += s->size;
 	return p;
 }
 
@@ -226,7 +233,7 @@ static inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
 		return NULL;
 	if (likely(s->free))
 		p = slab_pop(s);
-	else if (atomic_load_explicit(&s->remote, memory_order_relaxed) || (p = slab_bump(s)) == NULL)
+	else if (atomic_load_explicit(&s->remote, memory_order_relaxed) || (p = slab_bump(h, s)) == NULL)
 		return NULL; /* other threads' frees are reused before a never-used object is touched (slab_alloc's way) */
 	s->used++;
 	h->allocs[c]++;
@@ -276,6 +283,8 @@ enum slab_ptr slab_check(const void *p, size_t *usable);
 enum slab_ptr slab_free(void *p);
 
 void slab_stats(struct uvm_stats *st);
+/* Bytes of freed objects in slabs, from the counters (a snapshot's figure; uvm_frag_stats walks the slabs). */
+uint64_t slab_free_bytes(void);
 /* Every slab's objects into f's classes, occupancy and slab figures (the thread heaps held still). */
 void slab_frag(struct uvm_frag *f);
 void slab_fork_prepare(void);

@@ -10,6 +10,7 @@
 #include "arena.h"
 #include "init.h"
 #include "options.h"
+#include "slab.h"
 #include "uvmalloc.h"
 
 /* The kernel increments a semaphore while a tracer is attached to its probe; sdt.h finds them by name. */
@@ -69,10 +70,11 @@ void trace_alloc(size_t size, size_t align, const void *p, const void *caller, u
 void trace_snapshot_slow(bool force)
 {
 	uint64_t now = trace_now_ns(), due = atomic_load_explicit(&next_snapshot, memory_order_relaxed);
-	/* What the probe hands over: the counters, then the committed span's free figures (uvm_frag_stats'). */
+	/* What the probe hands over: the counters, then the committed span's free figures and freed slab objects' bytes. */
 	struct {
 		struct uvm_stats st;
 		struct uvm_span span;
+		uint64_t slab_free_bytes;
 	} snap;
 
 	/* One thread per interval: the one that moves the deadline. */
@@ -80,6 +82,7 @@ void trace_snapshot_slow(bool force)
 		return;
 	uvm_stats(&snap.st);
 	arena_span(&snap.span);
+	snap.slab_free_bytes = slab_free_bytes();
 	STAP_PROBEV(uvmalloc, snapshot, &snap);
 }
 

@@ -103,10 +103,12 @@ Test(frag, slab_occupancy_and_free_bytes)
 	cr_assert_eq(f.classes[cls].never_used, 0);
 	cr_assert_eq(f.classes[cls].occupancy[2], SLABS, "25 %% full slabs are not in the 25-50 %% bucket");
 	cr_assert_geq(f.slab_free_bytes, (uint64_t)PER_SLAB / 4 * 3 * SLABS * 32);
+	cr_assert_eq(slab_free_bytes(), f.slab_free_bytes, "the counters (snapshots) and the walk disagree");
 
 	for (int i = 0; i < PER_SLAB * SLABS; i += 4)
 		uvm_free((void *)p[i]);
 	f = frag();
+	cr_assert_eq(slab_free_bytes(), f.slab_free_bytes, "the counters forgot a released slab");
 	cr_assert_eq(f.classes[cls].live, 0);
 	cr_assert_eq(f.classes[cls].slabs, 1, "emptied slabs were not released (the current one stays)");
 	cr_assert_eq(f.classes[cls].occupancy[0], 1);

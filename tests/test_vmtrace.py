@@ -52,7 +52,7 @@ if len(procs) != 1:
     fail("one process traced, not %d" % len(procs))
 stats = procs[0]["stats"]
 for field, value in own.items():
-    if field not in ("calls", "span") and stats[field] != value:
+    if field not in ("calls", "span", "slab_free_bytes") and stats[field] != value:
         fail("%s: vmtrace reported %d, the workload's uvm_stats %d" % (field, stats[field], value))
 frag = 1 - own["largest_free"] / own["free_bytes"]
 if abs(procs[0]["fragmentation"] - frag) > 1e-6 or own["free_count"] < 2 or frag <= 0:
@@ -61,6 +61,9 @@ if abs(procs[0]["fragmentation"] - frag) > 1e-6 or own["free_count"] < 2 or frag
 # The committed span's figures (issue 18) come with every snapshot: the exit one equals uvm_frag_stats'.
 if procs[0]["span"] != own["span"]:
     fail("committed span %s, the workload's uvm_frag_stats %s" % (procs[0]["span"], own["span"]))
+if procs[0]["slab_free_bytes"] != own["slab_free_bytes"]:
+    fail("freed slab objects: the exit snapshot's counters say %d bytes, the workload's walk %d"
+         % (procs[0]["slab_free_bytes"], own["slab_free_bytes"]))
 if own["span"]["free_count"] < 2 or own["span"]["largest_free"] >= own["span"]["free_bytes"]:
     fail("the workload's holes do not show in its committed span: %s" % own["span"])
 for o in intervals:
@@ -105,7 +108,7 @@ if final["events"]["sampled_allocs"] == 0 or sum(final["size_hist"]) == 0:
 # --svg: the chart of the intervals, one point each, every series named in its tooltip, rendered.
 with open(chart) as f:
     svg = f.read()
-for name in ("resident", "live", "thread caches", "lazy", "pools", "fragmentation"):
+for name in ("resident", "live", "thread caches", "lazy", "pools", "free slab objects", "fragmentation"):
     if "<title>%s" % name not in svg:
         fail("the --svg chart has no %s series:\n%s" % (name, svg[:400]))
 browser = chromium()

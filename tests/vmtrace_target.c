@@ -62,8 +62,10 @@ int main(int argc, char **argv)
 	uvm_frag_stats(&f, sizeof(f));
 	printf("{\"calls\":%d,", OBJECTS + AREAS); /* allocation calls, --loop not counted */
 	FIELDS(PRINT)
-	printf(",\"span\":{\"bytes\":%llu,\"free_bytes\":%llu,\"free_count\":%llu,\"largest_free\":%llu}}\n",
+	printf(",\"span\":{\"bytes\":%llu,\"free_bytes\":%llu,\"free_count\":%llu,\"largest_free\":%llu},"
+	       "\"slab_free_bytes\":%llu}\n",
 	       (unsigned long long)f.span_bytes, (unsigned long long)f.span_free_bytes,
-	       (unsigned long long)f.span_free_count, (unsigned long long)f.span_largest_free);
+	       (unsigned long long)f.span_free_count, (unsigned long long)f.span_largest_free,
+	       (unsigned long long)f.slab_free_bytes);
 	return 0;
 }

@@ -77,7 +77,7 @@ struct rates {
 	double span_frag;                 /* 1 - largest / free bytes in the committed span (uvm_frag_stats') */
 };
 
-enum { SPAN_BYTES, SPAN_FREE, SPAN_COUNT, SPAN_LARGEST };
+enum { SPAN_BYTES, SPAN_FREE, SPAN_COUNT, SPAN_LARGEST, SLAB_FREE };
 
 static double ratio(uint64_t hits, uint64_t misses) { return hits + misses ? (double)hits / (double)(hits + misses) : -1; }
 
@@ -115,7 +115,7 @@ static void chart_point(struct proc *p, double t, const struct rates *x)
 	pt.v[CH_CACHED] = (double)p->last.cached_bytes;
 	pt.v[CH_LAZY] = (double)p->last.lazy_bytes;
 	pt.v[CH_POOLED] = (double)p->last.pooled_bytes;
-	pt.v[CH_SLAB_FREE] = -1; /* counted by uvm_frag_stats' walk, which a snapshot does not make */
+	pt.v[CH_SLAB_FREE] = (double)p->span[SLAB_FREE];
 	pt.v[CH_FRAG] = x->span_frag;
 	chart_add(&p->chart, &pt);
 }
@@ -187,10 +187,11 @@ static void json_proc(FILE *f, const struct proc *p, const struct rates *x)
 	fprintf(f, ",\"fragmentation\":%.6f,\"free_bytes\":%llu,\"largest_free\":%llu,\"free_ranges\":%llu", x->frag,
 		(unsigned long long)p->last.free_bytes, (unsigned long long)p->last.largest_free,
 		(unsigned long long)p->last.free_count);
-	fprintf(f, ",\"rss_bytes\":%llu,\"cached_bytes\":%llu,\"pooled_bytes\":%llu,\"span_bytes\":%llu,"
+	fprintf(f, ",\"rss_bytes\":%llu,\"cached_bytes\":%llu,\"pooled_bytes\":%llu,\"slab_free_bytes\":%llu,\"span_bytes\":%llu,"
 		"\"span_free_bytes\":%llu,\"span_free_count\":%llu,\"span_largest_free\":%llu,\"span_fragmentation\":%.6f}",
 		(unsigned long long)p->rss_bytes, (unsigned long long)p->last.cached_bytes,
-		(unsigned long long)p->last.pooled_bytes, (unsigned long long)p->span[SPAN_BYTES],
+		(unsigned long long)p->last.pooled_bytes, (unsigned long long)p->span[SLAB_FREE],
+		(unsigned long long)p->span[SPAN_BYTES],
 		(unsigned long long)p->span[SPAN_FREE], (unsigned long long)p->span[SPAN_COUNT],
 		(unsigned long long)p->span[SPAN_LARGEST], x->span_frag);
 }
@@ -333,9 +334,11 @@ void report_final(struct report *r, const struct vt_hists *h, struct vt_site_row
 				fragmentation(&r->procs[i].last));
 			json_stats(r->out, &r->procs[i].last);
 			const uint64_t *sp = r->procs[i].span;
-			fprintf(r->out, ",\"span\":{\"bytes\":%llu,\"free_bytes\":%llu,\"free_count\":%llu,\"largest_free\":%llu}}",
+			fprintf(r->out, ",\"span\":{\"bytes\":%llu,\"free_bytes\":%llu,\"free_count\":%llu,\"largest_free\":%llu},"
+				"\"slab_free_bytes\":%llu}",
 				(unsigned long long)sp[SPAN_BYTES], (unsigned long long)sp[SPAN_FREE],
-				(unsigned long long)sp[SPAN_COUNT], (unsigned long long)sp[SPAN_LARGEST]);
+				(unsigned long long)sp[SPAN_COUNT], (unsigned long long)sp[SPAN_LARGEST],
+				(unsigned long long)sp[SLAB_FREE]);
 		}
 		fprintf(r->out, "]");
 		json_hist(r->out, "size_hist", h->size);

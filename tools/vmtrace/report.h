@@ -22,7 +22,8 @@ struct proc {
 	pid_t pid;
 	bool have_base, fresh, sample_set, gone;
 	struct uvm_stats base, last; /* the interval's start, and the latest snapshot */
-	uint64_t span[VT_SPAN_WORDS]; /* the latest snapshot's committed span: bytes, free bytes, free ranges, largest */
+	uint64_t span[VT_SPAN_WORDS]; /* the latest snapshot's committed span: bytes, free bytes, free ranges, largest;
+				       * then freed slab objects' bytes */
 	uint64_t rss_bytes;           /* the process's resident memory when the snapshot was read */
 	struct chart chart;           /* one point per interval, for --svg */
 	uint64_t base_ns, last_ns;   /* when they were taken (CLOCK_MONOTONIC, as bpf_ktime_get_ns) */
