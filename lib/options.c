@@ -2,15 +2,18 @@
  * options.c - the table of UVM_* settings and their parsing.
  *
  * Values are numbers with an optional K/M/G/T suffix (powers of 1024).  A
- * value that does not parse keeps the default and says so on stderr.
+ * value that does not parse keeps the default and says so on stderr, with
+ * what the setting takes; a UVM_* variable that is no setting is named too.
  */
 #include "options.h"
 
 #include "init.h"
 #include "uvmalloc.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 struct uvm_option {
@@ -86,13 +89,47 @@ static int parse(const char *s, long long *out)
 	return 0;
 }
 
-static void say_ignored(const char *name, const char *val)
+static void say(const char *msg, int n)
 {
-	char msg[160];
-	int n = snprintf(msg, sizeof(msg), "uvmalloc: ignoring %s=%s (out of range or not a number)\n", name, val);
-
-	if (n > 0 && write(2, msg, (size_t)n) < 0)
+	if (n > 0 && write(2, msg, (size_t)n < 512 ? (size_t)n : 511) < 0)
 		return;
+}
+
+/* A refused value: the setting keeps its default, and the message says what it takes. */
+static void say_ignored(const struct uvm_option *o, const char *val)
+{
+	char msg[512], words[160] = "";
+	int n;
+
+	if (o->words) {
+		for (int v = 0; o->words[v]; v++)
+			snprintf(words + strlen(words), sizeof(words) - strlen(words), "%s%s", v ? ", " : "", o->words[v]);
+		n = snprintf(msg, sizeof(msg), "uvmalloc: ignoring %s=%s: it takes one of %s\n", o->name, val, words);
+	} else {
+		n = snprintf(msg, sizeof(msg), "uvmalloc: ignoring %s=%s: it takes a whole number from %lld to %lld "
+			     "(K, M, G or T: times 1024, 1024^2...)\n", o->name, val, o->min, o->max);
+	}
+	say(msg, n);
+}
+
+/* A UVM_* variable no setting has (a typo such as UVM_STAT=1): said once, at set-up. */
+static void say_unknown(void)
+{
+	extern char **environ;
+
+	for (char **e = environ; e && *e; e++) {
+		size_t len = strcspn(*e, "=");
+		bool known = false;
+		char msg[256];
+
+		if (strncmp(*e, "UVM_", 4))
+			continue;
+		for (int i = 0; i < OPT__COUNT && !known; i++)
+			known = strlen(table[i].name) == len && !strncmp(table[i].name, *e, len);
+		if (!known)
+			say(msg, snprintf(msg, sizeof(msg), "uvmalloc: unknown setting %.*s, ignored (uvmdemo --help "
+					  "lists them)\n", (int)(len < 64 ? len : 64), *e));
+	}
 }
 
 void options_init(void)
@@ -106,10 +143,12 @@ void options_init(void)
 			continue;
 		if ((table[i].words ? parse_word(table[i].words, s, &v) : parse(s, &v)) || v < table[i].min ||
 		    v > table[i].max)
-			say_ignored(table[i].name, s);
+			say_ignored(&table[i], s);
 		else
 			values[i] = v;
 	}
+	if (!getauxval(AT_SECURE)) /* setuid programs read no setting: nothing to warn about either */
+		say_unknown();
 }
 
 long long option(enum uvm_option_id id) { return values[id]; }

@@ -49,13 +49,16 @@ static int format_counters(char *buf, size_t len, const struct uvm_stats *s)
 		"uvmalloc: lazy    %8llu areas %10.1f MiB; pooled %llu areas %.1f MiB (hits %llu, misses %llu)\n"
 		"uvmalloc: free    %8llu ranges %9.1f MiB, largest %.1f MiB\n"
 		"uvmalloc: objects %llu allocated, %llu freed; areas %llu allocated, %llu freed\n"
-		"uvmalloc: purges %llu (%.1f MiB given back); syscalls %llu (mmap %llu, mprotect %llu, madvise %llu)\n",
+		"uvmalloc: purges %llu (%.1f MiB given back); syscalls %llu (mmap %llu, mprotect %llu, madvise %llu, "
+		"mremap %llu, other %llu)\n",
 		(ull)s->regions, mib(s->reserved_bytes), mib(s->committed_bytes), (ull)s->busy_count, mib(s->busy_bytes),
 		(ull)s->slabs, (ull)s->cached_count, mib(s->cached_bytes), (ull)s->cache_hits, (ull)s->cache_misses,
 		(ull)s->cache_drained, (ull)s->lazy_count, mib(s->lazy_bytes), (ull)s->pooled_count, mib(s->pooled_bytes),
 		(ull)s->pool_hits, (ull)s->pool_misses, (ull)s->free_count, mib(s->free_bytes), mib(s->largest_free),
 		(ull)s->small_allocs, (ull)s->small_frees, (ull)s->allocs, (ull)s->frees, (ull)s->purges,
-		mib(s->purged_bytes), (ull)s->syscalls, (ull)s->mmap_calls, (ull)s->mprotect_calls, (ull)s->madvise_calls);
+		mib(s->purged_bytes), (ull)s->syscalls, (ull)s->mmap_calls, (ull)s->mprotect_calls, (ull)s->madvise_calls,
+		(ull)s->mremap_calls,
+		(ull)(s->syscalls - s->mmap_calls - s->mprotect_calls - s->madvise_calls - s->mremap_calls));
 }
 
 static int format_frag(char *buf, size_t len, const struct uvm_frag *f)

@@ -67,6 +67,16 @@ else
 	echo "ok   a preloaded C program maps no libstdc++, libgcc_s or libm"
 fi
 
+# Settings: a typo is named, a refused value says what the setting takes, and the program runs on.
+if ! UVM_STAT=1 UVM_SLAB_MAX=16K UVM_THP=sometimes LD_PRELOAD=$preload /bin/true 2> settings.err; then
+	echo "FAIL a program with bad settings did not run"; fail=1
+elif ! grep -q "unknown setting UVM_STAT," settings.err || ! grep -q "UVM_SLAB_MAX=16K: it takes a whole number from 0 to 8192" settings.err ||
+     ! grep -q "UVM_THP=sometimes: it takes one of never, huge-only, always" settings.err; then
+	echo "FAIL bad settings are not explained:"; cat settings.err; fail=1
+else
+	echo "ok   a typo'd setting is named, refused values say what they take"
+fi
+
 # UVM_STATS=json: one JSON object at exit, its fragmentation figures consistent with its counters.
 if LD_PRELOAD=$preload UVM_STATS=json sort lines.txt > /dev/null 2> stats.json &&
    python3 -c '

@@ -3,6 +3,7 @@ import os
 import shutil
 import struct
 import subprocess
+import tempfile
 import zlib
 
 
@@ -12,10 +13,16 @@ def chromium():
 
 
 def render(browser, svg, png, width, height):
-    """Screenshot svg into png in headless Chromium; True when a picture came out."""
-    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                    "--screenshot=" + png, "--window-size=%d,%d" % (width, height), "file://" + svg],
-                   capture_output=True, timeout=120)
+    """Screenshot svg into png in headless Chromium; True when a picture came out.
+
+    Each run gets a profile of its own: two Chromiums on one profile (vminfo's and vmtrace's tests run
+    side by side) hand the page to the first one, and the second waits for it.
+    """
+    with tempfile.TemporaryDirectory() as profile:
+        subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        "--user-data-dir=" + profile, "--screenshot=" + png,
+                        "--window-size=%d,%d" % (width, height), "file://" + svg],
+                       capture_output=True, timeout=120)
     return os.path.exists(png)
 
 

@@ -3,12 +3,12 @@
 (tests/programs/workload.py) round after round in one process, under glibc's malloc and under
 uvmalloc (preloaded), and reads its RSS after every round.  uvmalloc's RSS must stay within 1.2x of
 glibc's, round for round at the end, and flat: the last rounds no higher than the middle ones by more
-than glibc's own drift allows.  UVM_SOAK_ROUNDS sets the rounds (default 8, as CI runs it; the issue's
+than glibc's own drift allows.  SOAK_ROUNDS sets the rounds (default 8, as CI runs it; the issue's
 soak is 50, run by hand)."""
 import json, os, subprocess, sys
 
 preload, workload = sys.argv[1], sys.argv[2]
-rounds = int(os.environ.get("UVM_SOAK_ROUNDS", "8"))
+rounds = int(os.environ.get("SOAK_ROUNDS", "8"))
 DRIVER = r"""
 import contextlib, io, json, sys
 src = open(sys.argv[1]).read()

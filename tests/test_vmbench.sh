@@ -36,4 +36,6 @@ assert len(t) == 1 and t[0]["name"] == "fix_size_alloc_test" and t[0]["passed"] 
 ' || fail "--json"
 
 if "$vmbench" bogus=1 2>/dev/null; then fail "an unknown parameter was accepted"; fi
+"$vmbench" run_test_mask=1024 > /dev/null 2>&1 && fail "a mask of no case ran nothing and passed"
+[ $? -eq 2 ] || fail "a mask of no case is not a usage error (2)"
 echo "vmbench: ok"

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "args.h"
 #include "uvmalloc.h"
 
 #define NR_LOGS 32
@@ -63,6 +64,8 @@ unsigned char *record_new(size_t size, unsigned char tag)
 	return p;
 }
 
+#define MAX_COUNT 1000000ull /* rounds or lines: a million rounds of 200 lines is hours already */
+
 static void usage(void)
 {
 	printf("usage: uvmdemo [--rounds N] [--lines N]\n"
@@ -86,14 +89,25 @@ int main(int argc, char **argv)
 	int c;
 
 	while ((c = getopt_long(argc, argv, "r:l:h", opts, NULL)) != -1) {
+		unsigned long long n;
+
+		if ((c == 'r' || c == 'l') && !parse_count(optarg, 0, MAX_COUNT, &n)) {
+			fprintf(stderr, "uvmdemo: --%s needs a whole number from 0 to %llu, not %s\n", c == 'r' ? "rounds" : "lines",
+				MAX_COUNT, optarg);
+			return 2;
+		}
 		if (c == 'r')
-			rounds = strtoul(optarg, NULL, 0);
+			rounds = (unsigned long)n;
 		else if (c == 'l')
-			lines = strtoul(optarg, NULL, 0);
+			lines = (unsigned long)n;
 		else {
 			usage();
 			return c == 'h' ? 0 : 2;
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "uvmdemo: unexpected argument %s\n", argv[optind]);
+		return 2;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned long r = 0; r < rounds; r++) {

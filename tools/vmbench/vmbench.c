@@ -148,6 +148,14 @@ static void usage(FILE *f)
 			bench_cases[i].xfail ? " (expected to fail)" : "");
 }
 
+static bool any_case(const struct params *p)
+{
+	for (unsigned i = 0; i < bench_nr_cases; i++)
+		if (enabled(p, &bench_cases[i]))
+			return true;
+	return false;
+}
+
 static int parse(int argc, char **argv, struct params *p)
 {
 	*p = (struct params){ .nr_threads = 1, .nr_pages = 1, .test_loop_count = 1000000, .test_repeat_count = 1,
@@ -169,6 +177,11 @@ static int parse(int argc, char **argv, struct params *p)
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (!any_case(p)) {
+		fprintf(stderr, "vmbench: run_test_mask=%ld selects no case\n", p->run_test_mask);
+		usage(stderr);
+		return 2;
 	}
 	/* As test_vmalloc clamps them. */
 	if (p->nr_threads < 1)

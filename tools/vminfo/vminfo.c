@@ -543,7 +543,11 @@ int main(int argc, char **argv)
 		return report(&o);
 	for (;;) {
 		struct timespec ts = { (time_t)o.watch, (long)((o.watch - (double)(time_t)o.watch) * 1e9) };
+		char when[64];
+		time_t now = time(NULL);
 
+		if (!o.json && strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", localtime(&now)))
+			printf("read at %s\n", when); /* JSON carries its own "time" */
 		if ((err = report(&o)))
 			return err;
 		if (!o.json)

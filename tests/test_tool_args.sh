@@ -1,0 +1,14 @@
+#!/bin/bash
+# tests/test_tool_args.sh UVMDEMO - uvmdemo's numbers are strict: a negative, a word, trailing junk or
+# one past the limit is named on stderr with exit status 2 and nothing runs; a good one runs.
+set -u
+uvmdemo=$1
+fail() { echo "FAIL: $*"; exit 1; }
+for bad in "--rounds -1" "--rounds abc" "--rounds 5x" "--rounds 1000001" "--lines -3" "--lines ''" "stray"; do
+	out=$(eval timeout 10 "$uvmdemo" $bad 2>&1 >/dev/null); rc=$?
+	[ $rc -eq 2 ] || fail "uvmdemo $bad exited $rc, not 2"
+	case $bad in stray) word=stray ;; *) word=${bad%% *} ;; esac
+	echo "$out" | grep -q -- "$word" || fail "uvmdemo $bad: the message does not name $word: $out"
+done
+timeout 60 "$uvmdemo" --rounds 2 --lines 5 > /dev/null || fail "uvmdemo --rounds 2 --lines 5 failed"
+echo "tool arguments: ok"
