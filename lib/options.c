@@ -153,6 +153,8 @@ void options_init(void)
 
 long long option(enum uvm_option_id id) { return values[id]; }
 
+const char *uvm_version(void) { return UVM_VERSION; }
+
 void uvm_settings(FILE *f)
 {
 	if (uvm_init())

@@ -204,6 +204,9 @@ UVM_API int uvm_frag_stats(struct uvm_frag *f, size_t size);
  */
 UVM_API void uvm_stats_print(FILE *f);
 
+/* The library's version, "MAJOR.MINOR.PATCH" (what the program runs on, which may be newer than it was built with). */
+UVM_API const char *uvm_version(void);
+
 /* Print every UVM_* setting: name, value in force, default, what it does. */
 UVM_API void uvm_settings(FILE *f);
 

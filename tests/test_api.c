@@ -305,3 +305,12 @@ Test(api, settings_lists_every_option)
 	cr_assert_not_null(strstr(buf, "UVM_NODES"));
 	free(buf);
 }
+
+/* The running library's version is the project's, MAJOR.MINOR.PATCH. */
+Test(api, version)
+{
+	unsigned a, b, c;
+
+	cr_assert_str_eq(uvm_version(), UVM_VERSION);
+	cr_assert_eq(sscanf(uvm_version(), "%u.%u.%u", &a, &b, &c), 3);
+}

@@ -1,8 +1,10 @@
 #!/bin/bash
-# tests/test_tool_args.sh UVMDEMO - uvmdemo's numbers are strict: a negative, a word, trailing junk or
-# one past the limit is named on stderr with exit status 2 and nothing runs; a good one runs.
+# tests/test_tool_args.sh VERSION UVMDEMO TOOL... - uvmdemo's numbers are strict: a negative, a word,
+# trailing junk or one past the limit is named on stderr with exit status 2 and nothing runs; a good one
+# runs.  Every tool answers --version with the project's version.
 set -u
-uvmdemo=$1
+version=$1 uvmdemo=$2
+shift 2
 fail() { echo "FAIL: $*"; exit 1; }
 for bad in "--rounds -1" "--rounds abc" "--rounds 5x" "--rounds 1000001" "--lines -3" "--lines ''" "stray"; do
 	out=$(eval timeout 10 "$uvmdemo" $bad 2>&1 >/dev/null); rc=$?
@@ -11,4 +13,8 @@ for bad in "--rounds -1" "--rounds abc" "--rounds 5x" "--rounds 1000001" "--line
 	echo "$out" | grep -q -- "$word" || fail "uvmdemo $bad: the message does not name $word: $out"
 done
 timeout 60 "$uvmdemo" --rounds 2 --lines 5 > /dev/null || fail "uvmdemo --rounds 2 --lines 5 failed"
+for tool in "$uvmdemo" "$@"; do
+	out=$("$tool" --version) || fail "$tool --version failed"
+	case $out in *"(uvmalloc) $version"*) ;; *) fail "$tool --version says: $out" ;; esac
+done
 echo "tool arguments: ok"

@@ -94,7 +94,7 @@ void work_replace(struct work_lane *w, struct work_slot *s, uint64_t size)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: allocwork [-t THREADS] [-s SCALE] [--json] WORKLOAD\n"
+	fprintf(f, "usage: allocwork [-t THREADS] [-s SCALE] [--json] [--version] WORKLOAD\n"
 		   "  -t THREADS  threads (prodcons: THREADS/2 producer/consumer pairs); default 1\n"
 		   "  -s SCALE    multiplies the amount of work; default 1\n"
 		   "  --json      one JSON object instead of a line of text\n"
@@ -134,6 +134,9 @@ int main(int argc, char **argv)
 			json = true;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--version")) {
+			printf("allocwork (uvmalloc) %s\n", UVM_VERSION);
 			return 0;
 		} else {
 			for (size_t k = 0; k < NR_WORKLOADS; k++)

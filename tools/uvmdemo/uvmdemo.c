@@ -68,7 +68,7 @@ unsigned char *record_new(size_t size, unsigned char tag)
 
 static void usage(void)
 {
-	printf("usage: uvmdemo [--rounds N] [--lines N]\n"
+	printf("usage: uvmdemo [--rounds N] [--lines N] [--version]\n"
 	       "  --rounds N  rounds of record churn (default 200)\n"
 	       "  --lines N   log lines written per round (default 200)\n"
 	       "settings (environment):\n");
@@ -77,7 +77,8 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = { { "rounds", 1, 0, 'r' }, { "lines", 1, 0, 'l' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+	static const struct option opts[] = { { "rounds", 1, 0, 'r' }, { "lines", 1, 0, 'l' }, { "help", 0, 0, 'h' },
+					      { "version", 0, 0, 'V' }, { 0, 0, 0, 0 } };
 	struct log logs[NR_LOGS] = { 0 };
 	unsigned char *rec[NR_RECORDS] = { 0 };
 	size_t rec_size[NR_RECORDS] = { 0 };
@@ -95,6 +96,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "uvmdemo: --%s needs a whole number from 0 to %llu, not %s\n", c == 'r' ? "rounds" : "lines",
 				MAX_COUNT, optarg);
 			return 2;
+		}
+		if (c == 'V') {
+			printf("uvmdemo (uvmalloc) %s, running on libuvmalloc %s\n", UVM_VERSION, uvm_version());
+			return 0;
 		}
 		if (c == 'r')
 			rounds = (unsigned long)n;

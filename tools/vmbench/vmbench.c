@@ -139,7 +139,7 @@ static int set_param(struct params *p, const char *arg)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: vmbench [--api=uvm|malloc] [--json] [param=value ...]\n"
+	fprintf(f, "usage: vmbench [--api=uvm|malloc] [--json] [--version] [param=value ...]\n"
 		   "  params (test_vmalloc's): run_test_mask (default: every case), nr_threads (1), nr_pages (1),\n"
 		   "  use_huge (0), test_loop_count (1000000), test_repeat_count (1), sequential_test_order (0)\n"
 		   "  cases, by mask bit:\n");
@@ -169,7 +169,10 @@ static int parse(int argc, char **argv, struct params *p)
 			p->be = &backend_malloc;
 		else if (!strcmp(argv[i], "--json"))
 			p->json = true;
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		else if (!strcmp(argv[i], "--version")) {
+			printf("vmbench (uvmalloc) %s\n", UVM_VERSION);
+			exit(0);
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			exit(0);
 		} else if (set_param(p, argv[i])) {

@@ -53,7 +53,8 @@ static void usage(FILE *f)
 		"  --top N            the N callers holding the most bytes\n"
 		"  --watch SECONDS    print again every SECONDS until interrupted\n"
 		"  --svg FILE         also draw each region's address space into FILE\n"
-		"  -h, --help         this text\n");
+		"  -h, --help         this text\n"
+		"  --version          the version\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -62,7 +63,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "summary", no_argument, NULL, 's' }, { "json", no_argument, NULL, 'j' },
 		{ "sort", required_argument, NULL, 'o' }, { "top", required_argument, NULL, 't' },
 		{ "watch", required_argument, NULL, 'w' }, { "svg", required_argument, NULL, 'g' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
 	unsigned long long n;
 	int c;
@@ -70,6 +71,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	memset(o, 0, sizeof(*o));
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'V': printf("vminfo (uvmalloc) %s\n", UVM_VERSION); exit(0);
 		case 's': o->summary_only = 1; break;
 		case 'j': o->json = 1; break;
 		case 'o':

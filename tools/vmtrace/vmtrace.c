@@ -52,7 +52,8 @@ static void on_signal(int sig) { (void)sig, stop = 1; }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: vmtrace [-p PID] [-i SECONDS] [-d SECONDS] [--json] [--sample N] [--lib PATH] [--svg FILE] [-- COMMAND [ARG...]]\n"
+	fprintf(f, "usage: vmtrace [-p PID] [-i SECONDS] [-d SECONDS] [--json] [--sample N] [--lib PATH] [--svg FILE] [--version]\n"
+		   "               [-- COMMAND [ARG...]]\n"
 		   "  (no -p, no COMMAND)  every process that maps the library\n"
 		   "  -p PID        one running process\n"
 		   "  -- COMMAND    start COMMAND and follow it and its children until it exits\n"
@@ -90,6 +91,9 @@ static int parse(int argc, char **argv, struct options *o)
 			break;
 		} else if (!strcmp(a, "--json")) {
 			o->json = true;
+		} else if (!strcmp(a, "--version")) {
+			printf("vmtrace (uvmalloc) %s\n", UVM_VERSION);
+			exit(0);
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			exit(0);
