@@ -497,7 +497,7 @@ void arena_span(struct uvm_span *sp)
 
 			if (r->nid != i || r->base == r->end)
 				continue; /* another node's, or given back */
-			if ((va = va_tree_containing(&fs->tree, top))) {
+			if ((va = va_containing(&fs->tree.root, top))) {
 				sp->free_bytes -= va->va_end - top;
 				sp->free_count -= va->va_start == top;
 			}

@@ -236,9 +236,9 @@ size_t va_tree_largest_in(const struct va_tree *t, uintptr_t lo, uintptr_t hi)
 	return 0;
 }
 
-struct vmap_area *va_tree_containing(const struct va_tree *t, uintptr_t addr)
+struct vmap_area *va_containing(const struct rb_root *root, uintptr_t addr)
 {
-	const struct rb_node *n = t->root.node;
+	const struct rb_node *n = root->node;
 
 	while (n) {
 		struct vmap_area *va = va_of(n);

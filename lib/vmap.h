@@ -73,8 +73,8 @@ void va_tree_init(struct va_tree *t);
 size_t va_tree_largest(const struct va_tree *t);
 /* The largest part of a free range that lies inside [lo, hi), in O(log n). */
 size_t va_tree_largest_in(const struct va_tree *t, uintptr_t lo, uintptr_t hi);
-/* The free range that holds addr, or NULL. */
-struct vmap_area *va_tree_containing(const struct va_tree *t, uintptr_t addr);
+/* The area of an address-ordered tree of disjoint areas (a free tree's, a busy tree's) that holds addr, or NULL. */
+struct vmap_area *va_containing(const struct rb_root *root, uintptr_t addr);
 
 /*
  * Carve [*addr, *addr + size) with *addr aligned to align and inside

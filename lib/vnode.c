@@ -130,19 +130,9 @@ static void set_erase(struct va_set *s, struct vmap_area *va)
 /* The area of s that contains addr (exact: only one starting at addr). */
 static struct vmap_area *set_find(const struct va_set *s, uintptr_t addr, int exact)
 {
-	const struct rb_node *n = s->root.node;
+	struct vmap_area *va = va_containing(&s->root, addr);
 
-	while (n) {
-		struct vmap_area *va = va_of(n);
-
-		if (addr < va->va_start)
-			n = n->left;
-		else if (addr >= va->va_end)
-			n = n->right;
-		else
-			return !exact || va->va_start == addr ? va : NULL;
-	}
-	return NULL;
+	return va && (!exact || va->va_start == addr) ? va : NULL;
 }
 
 /* Live, not resting in a thread cache. */

@@ -76,12 +76,12 @@ static size_t model_largest_in(size_t lo, size_t hi)
 	return best * PG;
 }
 
-/* va_tree_largest_in and va_tree_containing against the model, for a few random windows. */
+/* va_tree_largest_in and va_containing against the model, for a few random windows. */
 static void check_windows(const struct va_tree *t)
 {
 	for (int k = 0; k < 4; k++) {
 		size_t lo = (size_t)rand() % NPAGES, hi = lo + (size_t)rand() % (NPAGES - lo + 1);
-		struct vmap_area *va = va_tree_containing(t, page_addr(lo));
+		struct vmap_area *va = va_containing(&t->root, page_addr(lo));
 
 		cr_assert_eq(va_tree_largest_in(t, page_addr(lo), page_addr(hi)), model_largest_in(lo, hi),
 			     "largest free inside pages [%zu, %zu)", lo, hi);
