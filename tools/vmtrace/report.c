@@ -360,14 +360,17 @@ void report_final(struct report *r, const struct vt_hists *h, struct vt_site_row
 	fprintf(r->out, "\nTotals (the library's counters at the last snapshot):\n");
 	for (size_t i = 0; i < r->nprocs; i++) {
 		const struct uvm_stats *s = &r->procs[i].last;
+		const uint64_t *sp = r->procs[i].span;
 
 		fprintf(r->out,
 			"  pid %d: %llu objects and %llu areas allocated, %llu and %llu freed; %llu purges (%llu MiB back); "
-			"free %llu bytes in %llu ranges, largest %llu: fragmentation %.3g\n",
+			"in the committed %llu bytes, %llu bytes free in %llu ranges, largest %llu: fragmentation %.3g "
+			"(%.3g over the reservation)\n",
 			(int)r->procs[i].pid, (unsigned long long)s->small_allocs, (unsigned long long)s->allocs,
 			(unsigned long long)s->small_frees, (unsigned long long)s->frees, (unsigned long long)s->purges,
-			(unsigned long long)(s->purged_bytes >> 20), (unsigned long long)s->free_bytes,
-			(unsigned long long)s->free_count, (unsigned long long)s->largest_free, fragmentation(s));
+			(unsigned long long)(s->purged_bytes >> 20), (unsigned long long)sp[SPAN_BYTES],
+			(unsigned long long)sp[SPAN_FREE], (unsigned long long)sp[SPAN_COUNT], (unsigned long long)sp[SPAN_LARGEST],
+			sp[SPAN_FREE] ? 1.0 - (double)sp[SPAN_LARGEST] / (double)sp[SPAN_FREE] : 0.0, fragmentation(s));
 	}
 	text_hist(r->out, "Allocation sizes", "B", h->size);
 	text_hist(r->out, "Allocation latency, measured by the library", "ns", h->latency);
