@@ -20,18 +20,24 @@ def render(browser, svg, png, width, height):
     under the load of the whole suite now and then never takes its screenshot (seen 3 times in 5 full
     runs on 2 CPUs, never alone): such a run is killed after a minute and tried again, up to 3 times.
     """
+    global last_log
     for attempt in range(3):
         with tempfile.TemporaryDirectory() as profile:
             try:
-                subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                                "--hide-scrollbars", "--user-data-dir=" + profile, "--screenshot=" + png,
-                                "--window-size=%d,%d" % (width, height), "file://" + svg],
-                               capture_output=True, timeout=60)
-            except subprocess.TimeoutExpired:
+                r = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                                    "--hide-scrollbars", "--user-data-dir=" + profile, "--screenshot=" + png,
+                                    "--window-size=%d,%d" % (width, height), "file://" + svg],
+                                   capture_output=True, text=True, timeout=60)
+                last_log = "exit %d: %s" % (r.returncode, r.stderr[-2000:])
+            except subprocess.TimeoutExpired as e:
+                last_log = "timed out: %s" % (e.stderr or b"")[-2000:]
                 continue
         if os.path.exists(png):
             return True
     return False
+
+
+last_log = ""  # what the last Chromium said, for a test's failure message
 
 
 def png_nonwhite_fraction(path):
