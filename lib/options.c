@@ -89,9 +89,10 @@ static int parse(const char *s, long long *out)
 	return 0;
 }
 
-static void say(const char *msg, int n)
+/* msg as snprintf made it into a buffer of size bytes: n is what it wanted to write, maybe more than fits. */
+static void say(const char *msg, int n, size_t size)
 {
-	if (n > 0 && write(2, msg, (size_t)n < 512 ? (size_t)n : 511) < 0)
+	if (n > 0 && write(2, msg, (size_t)n < size ? (size_t)n : size - 1) < 0)
 		return;
 }
 
@@ -109,7 +110,7 @@ static void say_ignored(const struct uvm_option *o, const char *val)
 		n = snprintf(msg, sizeof(msg), "uvmalloc: ignoring %s=%s: it takes a whole number from %lld to %lld "
 			     "(K, M, G or T: times 1024, 1024^2...)\n", o->name, val, o->min, o->max);
 	}
-	say(msg, n);
+	say(msg, n, sizeof(msg));
 }
 
 /* A UVM_* variable no setting has (a typo such as UVM_STAT=1): said once, at set-up. */
@@ -128,7 +129,7 @@ static void say_unknown(void)
 			known = strlen(table[i].name) == len && !strncmp(table[i].name, *e, len);
 		if (!known)
 			say(msg, snprintf(msg, sizeof(msg), "uvmalloc: unknown setting %.*s, ignored (uvmdemo --help "
-					  "lists them)\n", (int)(len < 64 ? len : 64), *e));
+					  "lists them)\n", (int)(len < 64 ? len : 64), *e), sizeof(msg));
 	}
 }
 

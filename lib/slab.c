@@ -617,17 +617,15 @@ static void stats_one(struct heap *h, void *arg)
 
 static void carved_one(struct heap *h, void *arg) { *(uint64_t *)arg += h->slab.carved; }
 
-uint64_t slab_free_bytes(void)
+uint64_t slab_free_bytes(const struct uvm_stats *st)
 {
-	struct uvm_stats st = { 0 };
 	uint64_t carved = __atomic_load_n(&sl.carved, __ATOMIC_RELAXED);
 
 	heap_for_each_live(carved_one, &carved);
 	uvm_lock(&sl.late_lock);
 	carved += sl.late.carved;
 	uvm_unlock(&sl.late_lock);
-	slab_stats(&st);
-	carved -= st.small_alloc_bytes - st.small_free_bytes; /* less the live objects' bytes */
+	carved -= st->small_alloc_bytes - st->small_free_bytes; /* less the live objects' bytes */
 	return (int64_t)carved > 0 ? carved : 0;
 }
 

@@ -283,8 +283,8 @@ enum slab_ptr slab_check(const void *p, size_t *usable);
 enum slab_ptr slab_free(void *p);
 
 void slab_stats(struct uvm_stats *st);
-/* Bytes of freed objects in slabs, from the counters (a snapshot's figure; uvm_frag_stats walks the slabs). */
-uint64_t slab_free_bytes(void);
+/* Bytes of freed objects in slabs, from the counters and st's live objects (a snapshot's figure; uvm_frag_stats walks the slabs). */
+uint64_t slab_free_bytes(const struct uvm_stats *st);
 /* Every slab's objects into f's classes, occupancy and slab figures (the thread heaps held still). */
 void slab_frag(struct uvm_frag *f);
 void slab_fork_prepare(void);

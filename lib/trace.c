@@ -82,7 +82,7 @@ void trace_snapshot_slow(bool force)
 		return;
 	uvm_stats(&snap.st);
 	arena_span(&snap.span);
-	snap.slab_free_bytes = slab_free_bytes();
+	snap.slab_free_bytes = slab_free_bytes(&snap.st);
 	STAP_PROBEV(uvmalloc, snapshot, &snap);
 }
 

@@ -196,7 +196,7 @@ static size_t largest_from(const struct rb_node *n, uintptr_t lo)
 			n = n->right;
 			continue;
 		}
-		best = max3(best, va->va_end - (va->va_start > lo ? va->va_start : lo), subtree_max(n->right));
+		best = max3(best, clip(va, lo, UINTPTR_MAX), subtree_max(n->right));
 		n = n->left;
 	}
 	return best;
@@ -213,7 +213,7 @@ static size_t largest_to(const struct rb_node *n, uintptr_t hi)
 			n = n->left;
 			continue;
 		}
-		best = max3(best, (va->va_end < hi ? va->va_end : hi) - va->va_start, subtree_max(n->left));
+		best = max3(best, clip(va, 0, hi), subtree_max(n->left));
 		n = n->right;
 	}
 	return best;

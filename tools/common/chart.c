@@ -54,7 +54,7 @@ void svg_escape(FILE *f, const char *s)
 
 static double mib(double bytes) { return bytes / (1 << 20); }
 
-/* The axis' top: the largest byte value, rounded up to 1, 2 or 5 times a power of ten MiB. */
+/* The axis' top: the largest byte value in MiB, rounded up to 1, 2, 4 or 8 times a power of ten, or the next power. */
 static double top_of(const struct chart *c)
 {
 	double most = 0, step = 1;

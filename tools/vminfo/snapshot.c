@@ -45,8 +45,7 @@ static void decode(const struct uvm_descriptor *d, const unsigned char *o, struc
 #undef FIELD
 }
 
-/* The region holding [start, end), or NULL: regions are sorted and disjoint. */
-static const struct region_info *region_holding(const struct snapshot *s, uint64_t start, uint64_t end)
+const struct region_info *region_holding(const struct snapshot *s, uint64_t start, uint64_t end)
 {
 	size_t lo = 0, hi = s->nregions;
 

@@ -54,6 +54,9 @@ struct snapshot {
 	uint64_t slabs_unread; /* slab areas whose header could not be read or made no sense */
 };
 
+/* The region holding [start, end), or NULL: regions are sorted and disjoint (a binary search). */
+const struct region_info *region_holding(const struct snapshot *s, uint64_t start, uint64_t end);
+
 enum target_err snapshot_take(const struct target *t, struct snapshot *s);
 void snapshot_free(struct snapshot *s);
 

@@ -124,13 +124,9 @@ struct summary {
 /* The part of free range f below the committed top of the region that holds it (regions are disjoint). */
 static uint64_t in_span(const struct snapshot *s, const struct area *f)
 {
-	for (unsigned i = 0; i < s->nregions; i++) {
-		const struct region_info *r = &s->regions[i];
+	const struct region_info *r = region_holding(s, f->start, f->end);
 
-		if (f->start >= r->base && f->start < r->end)
-			return f->start < r->committed ? (f->end < r->committed ? f->end : r->committed) - f->start : 0;
-	}
-	return 0;
+	return r && f->start < r->committed ? (f->end < r->committed ? f->end : r->committed) - f->start : 0;
 }
 
 static struct summary summarize(const struct uvm_descriptor *d, const struct snapshot *s)

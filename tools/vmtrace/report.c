@@ -86,6 +86,12 @@ static double fragmentation(const struct uvm_stats *s)
 	return s->free_bytes ? 1.0 - (double)s->largest_free / (double)s->free_bytes : 0;
 }
 
+/* The same ratio within the committed span, from a snapshot's span words. */
+static double span_fragmentation(const uint64_t *sp)
+{
+	return sp[SPAN_FREE] ? 1.0 - (double)sp[SPAN_LARGEST] / (double)sp[SPAN_FREE] : 0;
+}
+
 static void rates_of(const struct proc *p, struct rates *out)
 {
 	const struct uvm_stats *a = &p->base, *b = &p->last;
@@ -102,7 +108,7 @@ static void rates_of(const struct proc *p, struct rates *out)
 	out->cache_hit = ratio(b->cache_hits - a->cache_hits, b->cache_misses - a->cache_misses);
 	out->pool_hit = ratio(b->pool_hits - a->pool_hits, b->pool_misses - a->pool_misses);
 	out->frag = fragmentation(b);
-	out->span_frag = p->span[SPAN_FREE] ? 1.0 - (double)p->span[SPAN_LARGEST] / (double)p->span[SPAN_FREE] : 0;
+	out->span_frag = span_fragmentation(p->span);
 }
 
 /* The interval's point on the process's chart: a process already gone has no resident size to give. */
@@ -370,7 +376,7 @@ void report_final(struct report *r, const struct vt_hists *h, struct vt_site_row
 			(unsigned long long)s->small_frees, (unsigned long long)s->frees, (unsigned long long)s->purges,
 			(unsigned long long)(s->purged_bytes >> 20), (unsigned long long)sp[SPAN_BYTES],
 			(unsigned long long)sp[SPAN_FREE], (unsigned long long)sp[SPAN_COUNT], (unsigned long long)sp[SPAN_LARGEST],
-			sp[SPAN_FREE] ? 1.0 - (double)sp[SPAN_LARGEST] / (double)sp[SPAN_FREE] : 0.0, fragmentation(s));
+			span_fragmentation(sp), fragmentation(s));
 	}
 	text_hist(r->out, "Allocation sizes", "B", h->size);
 	text_hist(r->out, "Allocation latency, measured by the library", "ns", h->latency);
