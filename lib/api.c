@@ -58,6 +58,7 @@ void *uvm__alloc(size_t size, size_t align, int zero, int node, bool huge, const
 	va = area_alloc(align_up(size, UVM_PAGE_SIZE), align, node, huge, caller, &err);
 	if (unlikely(!va))
 		return fail(err);
+	va->requested = size;
 	pcp_count_request(uvm__heap, size);
 	/* Fresh ranges from the tree read as zero; a reused one may hold old data. */
 	if (zero && (va->flags & VA_REUSED))
@@ -159,8 +160,10 @@ void *uvm_vrealloc(void *p, size_t size)
 	if (size > UVM_MAX_SIZE)
 		return fail(ENOMEM);
 	usable = align_up(size, UVM_PAGE_SIZE);
-	if (!area_resize(va, usable))
+	if (!area_resize(va, usable)) {
+		va->requested = size;
 		return p;
+	}
 	q = uvm__alloc(size, UVM_PAGE_SIZE, 0, (int)va_nid(va), false, va->caller);
 	if (!q)
 		return NULL;

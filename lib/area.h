@@ -38,6 +38,7 @@ static inline struct vmap_area *area_alloc_hit_aligned(size_t bytes, size_t alig
 	if (likely(va)) {
 		va->flags |= VA_REUSED;
 		va->caller = caller;
+		va->requested = bytes;
 		atomic_store_explicit(&va->live, VA_LIVE_BIN, memory_order_relaxed);
 	}
 	return va;
@@ -82,6 +83,7 @@ static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node
 		va = area_alloc_hit(usable, caller);
 	if (unlikely(!va) && (va = area_alloc_slow(heap_self(), usable, align, node, huge_api, err))) {
 		va->caller = caller;
+		va->requested = usable;
 		area_set_live(va);
 	}
 	return va;

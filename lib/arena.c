@@ -520,8 +520,10 @@ size_t arena_map_resident(void)
 	for (int i = 0; i < n; i++) {
 		const struct region *r = &uvm__regions[i];
 
+		/* Slots are written only for areas, which lie below the committed top: the map above it was never touched. */
 		if (r->base != r->end)
-			bytes += os_resident((uintptr_t)r->map, align_up((r->end - r->base) >> UVM_PAGE_SHIFT << 3, UVM_PAGE_SIZE));
+			bytes += os_resident((uintptr_t)r->map,
+					     align_up((atomic_load(&r->committed) - r->base) >> UVM_PAGE_SHIFT << 3, UVM_PAGE_SIZE));
 	}
 	return bytes;
 }
@@ -597,6 +599,7 @@ void arena_describe(struct uvm_descriptor *d)
 	d->region_end = offsetof(struct region, end);
 	d->region_committed = offsetof(struct region, committed);
 	d->region_nid = offsetof(struct region, nid);
+	d->region_map = offsetof(struct region, map);
 	d->spaces = (uintptr_t)arena.node;
 	d->nr_spaces = arena.nr_nodes;
 	d->space_size = sizeof(struct free_space);

@@ -31,6 +31,7 @@ void descriptor_init(void)
 	d->va_flags = offsetof(struct vmap_area, flags);
 	d->va_live = offsetof(struct vmap_area, live);
 	d->va_list = offsetof(struct vmap_area, list);
+	d->va_requested = offsetof(struct vmap_area, requested);
 	d->va_flag_huge = VA_HUGE;
 	d->va_flag_hugetlb = VA_HUGETLB;
 	d->va_flag_slab = VA_SLAB;
@@ -41,6 +42,7 @@ void descriptor_init(void)
 	os_describe(d);
 	purge_describe(d);
 	slab_describe(d);
+	meta_describe(d);
 	d->trace_sample = (uintptr_t)&uvm__trace_sample;
 	__atomic_store_n(&d->ready, 1, __ATOMIC_RELEASE);
 }

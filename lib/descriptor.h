@@ -62,6 +62,14 @@ struct uvm_descriptor {
 	 * reader's view of a busy slab is approximate.
 	 */
 	uint64_t slab_size, slab_header, slab_used, slab_carved, slab_room, slab_objsize, slab_remote, slab_remote_shift;
+
+	/*
+	 * Appended later (0: not described): a vmap_area's requested bytes (a
+	 * size_t), the metadata counters (addresses of a size_t each: thread
+	 * heaps made, area objects carved) and the bytes of one of each, and
+	 * the offset of a region's page-map pointer.
+	 */
+	uint64_t va_requested, heap_nr, heap_bytes, meta_carved, meta_obj_size, region_map;
 };
 
 /* Fill the descriptor once set-up is done; each layer describes its own part. */
@@ -74,5 +82,6 @@ void heap_describe(struct uvm_descriptor *d);
 void os_describe(struct uvm_descriptor *d);
 void purge_describe(struct uvm_descriptor *d);
 void slab_describe(struct uvm_descriptor *d);
+void meta_describe(struct uvm_descriptor *d);
 
 #endif

@@ -15,12 +15,15 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "frag.h"
+
 #include "arena.h"
 #include "heap.h"
 #include "init.h"
 #include "meta.h"
 #include "pcp.h"
 #include "slab.h"
+#include "vnode.h"
 #include "uvmalloc.h"
 
 /* Usable bytes of live blocks: areas that are not slabs, less their guard pages, and slab objects at class size. */
@@ -33,6 +36,13 @@ static uint64_t live_bytes(const struct uvm_stats *st, const struct uvm_frag *f)
 	areas = st->busy_count > st->slabs ? st->busy_count - st->slabs : 0;
 	area_bytes = st->busy_bytes > st->slabs * slab_area ? st->busy_bytes - st->slabs * slab_area : 0;
 	return (area_bytes > areas * UVM_PAGE_SIZE ? area_bytes - areas * UVM_PAGE_SIZE : 0) + objects;
+}
+
+uint64_t frag_metadata_bytes(void) { return heap_bytes() + meta_bytes() + arena_map_resident(); }
+
+uint64_t frag_handed_bytes(const struct uvm_stats *st)
+{
+	return st->small_alloc_bytes + st->area_alloc_bytes - slab_made() * SLAB_SIZE;
 }
 
 int uvm_frag_stats(struct uvm_frag *out, size_t size)
@@ -59,10 +69,10 @@ int uvm_frag_stats(struct uvm_frag *out, size_t size)
 		f.cached_bytes = st.cached_bytes;
 		f.lazy_bytes = st.lazy_bytes;
 		f.pooled_bytes = st.pooled_bytes;
-		f.metadata_bytes = heap_bytes() + meta_bytes() + arena_map_resident();
+		f.rounding_bytes = vn_busy_rounding();
+		f.metadata_bytes = frag_metadata_bytes();
 		f.requested_bytes = pcp_requested();
-		/* What malloc and uvm_v* handed out: objects at class size, areas' usable bytes less the slabs' own areas. */
-		f.handed_bytes = st.small_alloc_bytes + st.area_alloc_bytes - slab_made() * SLAB_SIZE;
+		f.handed_bytes = frag_handed_bytes(&st);
 	}
 	memcpy(out, &f, size < sizeof(f) ? size : sizeof(f));
 	return 0;

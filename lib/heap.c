@@ -251,4 +251,6 @@ void heap_describe(struct uvm_descriptor *d)
 {
 	d->pcp_live = (uintptr_t)&reg.live;
 	d->pcp_link = offsetof(struct heap, link);
+	d->heap_nr = (uintptr_t)&reg.nr;
+	d->heap_bytes = reg.size;
 }

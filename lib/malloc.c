@@ -292,7 +292,10 @@ static bool fits_in_place(void *p, size_t have, size_t size)
 	if (size <= slab_max())
 		return false; /* an area shrinking to slab size moves into a slab */
 	va = area_find((uintptr_t)p);
-	return va && !area_resize(va, align_up(size, UVM_PAGE_SIZE));
+	if (!va || area_resize(va, align_up(size, UVM_PAGE_SIZE)))
+		return false;
+	va->requested = size;
+	return true;
 }
 
 /* Area to area, pages may move instead of being copied. */

@@ -4,6 +4,9 @@
  */
 #include "meta.h"
 
+#include <stdint.h>
+
+#include "descriptor.h"
 #include "lock.h"
 #include "os.h"
 
@@ -104,6 +107,12 @@ size_t meta_bytes(void)
 	n = meta.carved * META_OBJ_SIZE;
 	uvm_unlock(&meta.lock);
 	return n;
+}
+
+void meta_describe(struct uvm_descriptor *d)
+{
+	d->meta_carved = (uintptr_t)&meta.carved;
+	d->meta_obj_size = META_OBJ_SIZE;
 }
 
 void meta_fork_prepare(void) { uvm_lock(&meta.lock); }

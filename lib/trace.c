@@ -8,8 +8,10 @@
 #include <time.h>
 
 #include "arena.h"
+#include "frag.h"
 #include "init.h"
 #include "options.h"
+#include "pcp.h"
 #include "slab.h"
 #include "uvmalloc.h"
 
@@ -70,11 +72,15 @@ void trace_alloc(size_t size, size_t align, const void *p, const void *caller, u
 void trace_snapshot_slow(bool force)
 {
 	uint64_t now = trace_now_ns(), due = atomic_load_explicit(&next_snapshot, memory_order_relaxed);
-	/* What the probe hands over: the counters, then the committed span's free figures and freed slab objects' bytes. */
+	/*
+	 * What the probe hands over: the counters, then the committed span's free
+	 * figures, freed slab objects' bytes, request rounding and metadata.
+	 */
 	struct {
 		struct uvm_stats st;
 		struct uvm_span span;
 		uint64_t slab_free_bytes;
+		uint64_t requested_bytes, handed_bytes, metadata_bytes;
 	} snap;
 
 	/* One thread per interval: the one that moves the deadline. */
@@ -83,6 +89,9 @@ void trace_snapshot_slow(bool force)
 	uvm_stats(&snap.st);
 	arena_span(&snap.span);
 	snap.slab_free_bytes = slab_free_bytes(&snap.st);
+	snap.requested_bytes = pcp_requested();
+	snap.handed_bytes = frag_handed_bytes(&snap.st);
+	snap.metadata_bytes = frag_metadata_bytes();
 	STAP_PROBEV(uvmalloc, snapshot, &snap);
 }
 

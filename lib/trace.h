@@ -20,8 +20,9 @@
  *
  * Probes and their arguments:
  *   snapshot(struct uvm_stats *)          at most every UVM_TRACE_INTERVAL_NS, from slow paths, and at exit;
- *                                          the struct is followed by a struct uvm_span (arena.h) and
- *                                          the bytes of freed slab objects (slab_free_bytes)
+ *                                          the struct is followed by a struct uvm_span (arena.h), then
+ *                                          the bytes of freed slab objects (slab_free_bytes), bytes
+ *                                          requested and handed out all time, and metadata (frag.h)
  *   alloc(size, align, ptr, caller, ns, api)  sampled; ns measured by the library; api 1 = uvm_v*, 0 = malloc family
  *   cache_miss(pages, nid)                 a thread cache had nothing that fits
  *   cache_drain(areas, pages)              a thread cache gave its coldest areas back to the node

@@ -188,6 +188,13 @@ struct uvm_frag {
 	uint64_t requested_bytes;   /* sizes asked for */
 	uint64_t handed_bytes;      /* usable bytes handed out for them */
 	struct uvm_frag_class classes[UVM_FRAG_CLASSES];
+	/*
+	 * Appended: the page rounding of live areas, usable bytes over the sizes
+	 * asked for (part of live_bytes; touched, it is resident).  Slab objects'
+	 * rounding is only known all time (requested_bytes): a freed object's
+	 * size is not kept.
+	 */
+	uint64_t rounding_bytes;
 };
 
 /*

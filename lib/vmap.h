@@ -56,6 +56,7 @@ struct vmap_area {
 	_Atomic uint32_t live; /* VA_LIVE or VA_LIVE_BIN while a user owns it, else 0 */
 	void *cache;           /* the thread cache (pcp.c) it rests in, or NULL */
 	struct heap *heap;     /* the thread heap that allocated it, whose cache its free feeds (heap.h); NULL: none */
+	size_t requested;      /* live: the bytes its user asked for (its page rounding is uvm_frag's rounding_bytes) */
 };
 
 static inline size_t va_size(const struct vmap_area *va) { return va->va_end - va->va_start; }

@@ -342,6 +342,26 @@ size_t vn_busy_pages(void)
 	return bytes >> UVM_PAGE_SHIFT;
 }
 
+size_t vn_busy_rounding(void)
+{
+	size_t bytes = 0;
+
+	for (unsigned i = 0; i < nr_nodes; i++) {
+		struct va_set *s = &nodes[i].busy;
+
+		uvm_lock(&s->lock);
+		for (const struct rb_node *n = rb_first(&s->root); n; n = rb_next(n)) {
+			const struct vmap_area *va = va_of(n);
+			size_t usable = va_size(va) - UVM_PAGE_SIZE;
+
+			if (is_live(va) && !(va->flags & VA_SLAB) && va->requested < usable)
+				bytes += usable - va->requested;
+		}
+		uvm_unlock(&s->lock);
+	}
+	return bytes;
+}
+
 size_t vn_pooled_pages(void)
 {
 	size_t bytes = 0;

@@ -47,6 +47,8 @@ void vn_busy_erase(struct vmap_area *va);
 int vn_busy_lookup(uintptr_t addr, struct vmap_area *out);
 /* Pages of all busy trees (live and thread-cached areas, guards included), read without their locks. */
 size_t vn_busy_pages(void);
+/* Page rounding of the live user areas: their usable bytes less what their users asked for (a walk of every busy tree). */
+size_t vn_busy_rounding(void);
 /* Move the end of busy area va (vrealloc), keeping the node's byte count right. */
 void vn_busy_resize(struct vmap_area *va, uintptr_t new_end);
 /*

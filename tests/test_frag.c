@@ -2,7 +2,8 @@
  * tests/test_frag.c - uvm_frag_stats (lib/frag.c): workloads of a known
  * shape, and the figures checked against a count the test makes itself:
  * holes between live areas in the committed span, slab occupancy and free
- * bytes, resident overhead before and after a purge, request rounding, and
+ * bytes, resident overhead before and after a purge, request rounding (all
+ * time, and live areas' page rounding), and
  * the text summary agreeing with the struct.
  */
 #include "helpers.h"
@@ -159,6 +160,33 @@ Test(frag, request_rounding_is_counted)
 	for (int i = 0; i < 1000; i++)
 		uvm_free(p[i]);
 	uvm_vfree(v);
+}
+
+/*
+ * Live areas' page rounding: usable bytes over what was asked, whatever
+ * way the area came (a fresh one, a cache hit, malloc's large blocks, an
+ * in-place realloc or vrealloc), and none once they are freed.
+ */
+Test(frag, live_rounding_follows_the_areas)
+{
+	uint64_t base = frag().rounding_bytes;
+	void *a = uvm_vmalloc(5000), *b, *c, *d;
+
+	cr_assert_eq(frag().rounding_bytes - base, 8192 - 5000);
+	uvm_vfree(a);
+	cr_assert_eq(frag().rounding_bytes, base, "a freed area still counted");
+	a = uvm_vmalloc(5001); /* the same bin: a hit */
+	b = uvm_malloc(100000); /* 25 pages */
+	c = uvm_vmalloc_aligned(3000, 1 << 16);
+	cr_assert_eq(frag().rounding_bytes - base, (8192 - 5001) + (25 * 4096 - 100000) + (4096 - 3000));
+	d = uvm_realloc(b, 100001); /* in place: the same pages */
+	cr_assert_eq(d, b);
+	a = uvm_vrealloc(a, 7000);
+	cr_assert_eq(frag().rounding_bytes - base, (8192 - 7000) + (25 * 4096 - 100001) + (4096 - 3000));
+	uvm_vfree(a);
+	uvm_free(d);
+	uvm_vfree(c);
+	cr_assert_eq(frag().rounding_bytes, base);
 }
 
 /* The text summary prints the struct's figures. */

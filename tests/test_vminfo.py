@@ -97,13 +97,16 @@ class Areas(unittest.TestCase):
                 for k in ("busy_bytes", "busy_count", "cached_bytes", "cached_count", "lazy_bytes", "lazy_count",
                           "pooled_bytes", "pooled_count", "free_bytes", "free_count", "largest_free", "purges",
                           "madvise_calls", "mmap_calls", "slabs", "allocs", "frees",
-                          "span_bytes", "span_free_bytes", "span_free_count", "span_largest_free"):
+                          "span_bytes", "span_free_bytes", "span_free_count", "span_largest_free",
+                          "rounding_bytes", "metadata_bytes"):
                     self.assertEqual(s[k], st[k], "%s: vminfo %d, uvm_stats %d (env %s)" % (k, s[k], st[k], env))
                 self.assertAlmostEqual(s["fragmentation"], 1 - s["largest_free"] / s["free_bytes"], places=5)
                 # The committed span's figure is uvm_frag_stats' (issue 18): free ranges clipped at the committed tops.
                 self.assertGreater(s["span_free_count"], 0)
                 self.assertAlmostEqual(s["span_fragmentation"], 1 - s["span_largest_free"] / s["span_free_bytes"], places=5)
                 self.assertGreater(s["rss_kb"], 0)
+                self.assertEqual(s["rounding_bytes"], 3000, "the big tables are 1000 and 2000 bytes short of their pages")
+                self.assertGreater(s["metadata_bytes"], 0)
                 self.assertEqual(len(doc["areas"]), st["busy_count"])
                 for a in doc["areas"]:
                     self.assertEqual(a["size"], a["end"] - a["start"])
@@ -351,7 +354,8 @@ class Svg(unittest.TestCase):
             with open(svg) as f:
                 text = f.read()
             self.assertRegex(text, r"over \d+ reads \(vminfo --watch\)")
-            for name in ("resident", "live", "thread caches", "lazy", "pools", "free slab objects", "fragmentation"):
+            for name in ("resident", "live", "thread caches", "lazy", "pools", "free slab objects", "metadata",
+                         "fragmentation"):
                 self.assertRegex(text, r"<title>%s[^<]*: last " % re.escape(name), "no %s series" % name)
             points = re.search(r'<polyline[^>]*points="([^"]*)"><title>resident', text).group(1).split()
             self.assertGreaterEqual(len(points), 3, "one point per read")

@@ -52,7 +52,8 @@ if len(procs) != 1:
     fail("one process traced, not %d" % len(procs))
 stats = procs[0]["stats"]
 for field, value in own.items():
-    if field not in ("calls", "span", "slab_free_bytes") and stats[field] != value:
+    if field not in ("calls", "span", "slab_free_bytes", "requested_bytes", "handed_bytes", "metadata_bytes") and \
+            stats[field] != value:
         fail("%s: vmtrace reported %d, the workload's uvm_stats %d" % (field, stats[field], value))
 frag = 1 - own["largest_free"] / own["free_bytes"]
 if abs(procs[0]["fragmentation"] - frag) > 1e-6 or own["free_count"] < 2 or frag <= 0:
@@ -64,12 +65,20 @@ if procs[0]["span"] != own["span"]:
 if procs[0]["slab_free_bytes"] != own["slab_free_bytes"]:
     fail("freed slab objects: the exit snapshot's counters say %d bytes, the workload's walk %d"
          % (procs[0]["slab_free_bytes"], own["slab_free_bytes"]))
+# So do request rounding and metadata, equal to uvm_frag_stats' at exit.
+for field in ("requested_bytes", "handed_bytes", "metadata_bytes"):
+    if procs[0][field] != own[field]:
+        fail("%s: the exit snapshot says %d, the workload's uvm_frag_stats %d" % (field, procs[0][field], own[field]))
+if not 0 < own["requested_bytes"] < own["handed_bytes"] or own["metadata_bytes"] <= 0:
+    fail("the workload's requests are not rounded up, or it has no metadata: %s" % own)
 if own["span"]["free_count"] < 2 or own["span"]["largest_free"] >= own["span"]["free_bytes"]:
     fail("the workload's holes do not show in its committed span: %s" % own["span"])
 for o in intervals:
     for p in o["processes"]:
         if not (p["span_free_bytes"] <= p["span_bytes"] and p["span_largest_free"] <= p["span_free_bytes"]):
             fail("an interval's span figures do not hold together: %s" % p)
+        if p["rounding"] is not None and not 0 <= p["rounding"] < 1:
+            fail("an interval's rounding is not a share of what it handed out: %s" % p)
         if abs(p["span_fragmentation"] - (1 - p["span_largest_free"] / p["span_free_bytes"] if p["span_free_bytes"] else 0)) > 1e-6:
             fail("an interval's span fragmentation is not 1 - largest / free: %s" % p)
 calls = own["calls"]

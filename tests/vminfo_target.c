@@ -1,6 +1,7 @@
 /*
  * tests/vminfo_target.c - a process for vminfo to read.  Modes:
- *   areas:   allocates areas of known sizes from known functions, frees some,
+ *   areas:   allocates areas of known sizes from known functions (the big
+ *            ones a little short of whole pages), frees some,
  *            prints what it holds and its own uvm_stats, then waits for stdin
  *            to close;
  *   hammer:  4 threads allocate and free without pause until stdin closes;
@@ -67,6 +68,7 @@ static void print_stats(void)
 	uvm_frag_stats(&f, sizeof(f));
 	printf("stats span_bytes=%lu span_free_bytes=%lu span_free_count=%lu span_largest_free=%lu ", (unsigned long)f.span_bytes,
 	       (unsigned long)f.span_free_bytes, (unsigned long)f.span_free_count, (unsigned long)f.span_largest_free);
+	printf("rounding_bytes=%lu metadata_bytes=%lu ", (unsigned long)f.rounding_bytes, (unsigned long)f.metadata_bytes);
 	printf("busy_bytes=%lu busy_count=%lu cached_bytes=%lu cached_count=%lu lazy_bytes=%lu lazy_count=%lu "
 	       "pooled_bytes=%lu pooled_count=%lu free_bytes=%lu free_count=%lu largest_free=%lu purges=%lu "
 	       "madvise_calls=%lu mmap_calls=%lu slabs=%lu allocs=%lu frees=%lu\n",
@@ -84,8 +86,8 @@ static void areas(void)
 
 	for (int i = 0; i < 6; i++)
 		small[i] = alloc_small_records((size_t)(i + 1) * 4096);
-	for (int i = 0; i < 2; i++)
-		big[i] = alloc_big_table((size_t)(i + 1) << 20);
+	for (int i = 0; i < 2; i++) /* 1000 and 2000 bytes short of whole pages: the live rounding is 3000 */
+		big[i] = alloc_big_table(((size_t)(i + 1) << 20) - 1000 * (size_t)(i + 1));
 	uvm_vfree(small[1]);
 	uvm_vfree(small[3]);
 	for (int i = 0; i < 6; i++)

@@ -63,9 +63,10 @@ int main(int argc, char **argv)
 	printf("{\"calls\":%d,", OBJECTS + AREAS); /* allocation calls, --loop not counted */
 	FIELDS(PRINT)
 	printf(",\"span\":{\"bytes\":%llu,\"free_bytes\":%llu,\"free_count\":%llu,\"largest_free\":%llu},"
-	       "\"slab_free_bytes\":%llu}\n",
+	       "\"slab_free_bytes\":%llu,\"requested_bytes\":%llu,\"handed_bytes\":%llu,\"metadata_bytes\":%llu}\n",
 	       (unsigned long long)f.span_bytes, (unsigned long long)f.span_free_bytes,
 	       (unsigned long long)f.span_free_count, (unsigned long long)f.span_largest_free,
-	       (unsigned long long)f.slab_free_bytes);
+	       (unsigned long long)f.slab_free_bytes, (unsigned long long)f.requested_bytes,
+	       (unsigned long long)f.handed_bytes, (unsigned long long)f.metadata_bytes);
 	return 0;
 }

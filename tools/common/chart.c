@@ -14,6 +14,7 @@ static const struct {
 	[CH_RSS] = { "resident", "#222222" },          [CH_LIVE] = { "live", "#2f6fd6" },
 	[CH_CACHED] = { "thread caches", "#23b39b" },  [CH_LAZY] = { "lazy", "#f08c1c" },
 	[CH_POOLED] = { "pools", "#9b59b6" },           [CH_SLAB_FREE] = { "free slab objects", "#c0392b" },
+	[CH_META] = { "metadata", "#b7950b" },
 	[CH_FRAG] = { "fragmentation (right axis)", "#7f8c8d" },
 };
 

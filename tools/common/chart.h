@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum chart_series { CH_RSS, CH_LIVE, CH_CACHED, CH_LAZY, CH_POOLED, CH_SLAB_FREE, CH_BYTES, CH_FRAG = CH_BYTES, CH_ALL };
+enum chart_series { CH_RSS, CH_LIVE, CH_CACHED, CH_LAZY, CH_POOLED, CH_SLAB_FREE, CH_META, CH_BYTES, CH_FRAG = CH_BYTES, CH_ALL };
 
 struct chart_point {
 	double t;          /* seconds */

@@ -179,6 +179,8 @@ static enum target_err check_descriptor(const struct uvm_descriptor *d)
 		     fits(d->va_right, 8, vs) && fits(d->va_caller, 8, vs) && fits(d->va_list, 8, vs) &&
 		     fits(d->va_flags, 4, vs) && fits(d->va_live, 4, vs),
 	     "a vmap_area field lies outside va_size");
+	NEED(!d->va_requested || fits(d->va_requested, 8, vs), "va_requested lies outside va_size");
+	NEED(!d->region_map || fits(d->region_map, 8, d->region_size), "region_map lies outside region_size");
 	NEED(d->va_nid_shift < 32, "va_nid_shift out of range");
 	NEED(d->max_regions >= 1 && d->max_regions <= COUNT_MAX, "max_regions out of range");
 	NEED(rs <= REGION_MAX, "region_size out of range");

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -42,6 +43,7 @@ static void decode(const struct uvm_descriptor *d, const unsigned char *o, struc
 	a->live = FIELD(d->va_live, uint32_t) != 0;
 	a->node = (a->flags >> d->va_nid_shift) & 0xff;
 	a->vnode = 0;
+	a->requested = d->va_requested ? FIELD(d->va_requested, uint64_t) : 0;
 #undef FIELD
 }
 
@@ -368,7 +370,9 @@ static enum target_err read_regions(const struct target *t, struct snapshot *s)
 	for (uint64_t i = 0; i < n; i++) {
 		const unsigned char *o = buf + i * d->region_size;
 		struct region_info r = { *(const uint64_t *)(o + d->region_base), *(const uint64_t *)(o + d->region_end),
-					 *(const uint64_t *)(o + d->region_committed), *(const uint32_t *)(o + d->region_nid) };
+					 *(const uint64_t *)(o + d->region_committed),
+					 d->region_map ? *(const uint64_t *)(o + d->region_map) : 0,
+					 *(const uint32_t *)(o + d->region_nid) };
 
 		if (r.base == r.end)
 			continue; /* released */
@@ -562,6 +566,74 @@ static void read_smaps(pid_t pid, struct snapshot *s)
 	fclose(f);
 }
 
+/* Resident pages of [addr, addr + len) in pid, from /proc/PID/pagemap (bit 63: present); -1 when it cannot be read. */
+static int64_t resident_pages(int fd, uint64_t addr, uint64_t len, uint64_t page)
+{
+	uint64_t entry[512], first = addr / page, n = (len + page - 1) / page;
+	int64_t pages = 0;
+
+	for (uint64_t done = 0; done < n;) {
+		size_t want = n - done < 512 ? (size_t)(n - done) : 512;
+		ssize_t got = pread(fd, entry, want * sizeof(entry[0]), (off_t)((first + done) * sizeof(entry[0])));
+
+		if (got <= 0 || got % (ssize_t)sizeof(entry[0]))
+			return -1;
+		for (ssize_t i = 0; i < got / (ssize_t)sizeof(entry[0]); i++)
+			pages += entry[i] >> 63;
+		done += (uint64_t)got / sizeof(entry[0]);
+	}
+	return pages;
+}
+
+/*
+ * The library's metadata, as uvm_frag_stats counts it: heaps and area
+ * objects from their counters, and the page maps' resident pages below
+ * each committed top (no slot above it is ever written).
+ */
+static void read_metadata(const struct target *t, struct snapshot *s)
+{
+	const struct uvm_descriptor *d = &t->d;
+	uint64_t heaps, objects, bytes;
+	char path[64];
+	int fd;
+
+	if (!d->heap_nr || !d->meta_carved || !d->region_map || target_u64(t, d->heap_nr, &heaps) ||
+	    target_u64(t, d->meta_carved, &objects))
+		return;
+	bytes = heaps * d->heap_bytes + objects * d->meta_obj_size;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)t->pid);
+	if ((fd = open(path, O_RDONLY)) < 0)
+		return;
+	for (unsigned i = 0; i < s->nregions; i++) {
+		const struct region_info *r = &s->regions[i];
+		int64_t pages = resident_pages(fd, r->map, (r->committed - r->base) / d->page_size * 8, d->page_size);
+
+		if (pages < 0) {
+			close(fd);
+			return;
+		}
+		bytes += (uint64_t)pages * d->page_size;
+	}
+	close(fd);
+	s->metadata_bytes = bytes;
+	s->have_metadata = 1;
+}
+
+/* Live user areas' usable bytes over their requested sizes. */
+static void count_rounding(const struct uvm_descriptor *d, struct snapshot *s)
+{
+	if (!d->va_requested)
+		return;
+	for (size_t i = 0; i < s->nbusy; i++) {
+		const struct area *a = &s->busy[i];
+		uint64_t usable = a->end - a->start - d->page_size;
+
+		if (a->live && !(a->flags & d->va_flag_slab) && a->requested < usable)
+			s->rounding_bytes += usable - a->requested;
+	}
+	s->have_rounding = 1;
+}
+
 enum target_err snapshot_take(const struct target *t, struct snapshot *s)
 {
 	const struct uvm_descriptor *d = &t->d;
@@ -590,6 +662,8 @@ enum target_err snapshot_take(const struct target *t, struct snapshot *s)
 		return e;
 	read_slabs(t, s);
 	read_smaps(t->pid, s);
+	read_metadata(t, s);
+	count_rounding(d, s);
 	return T_OK;
 }
 

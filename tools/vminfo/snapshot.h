@@ -23,10 +23,11 @@ struct area {
 	unsigned node; /* NUMA node */
 	unsigned vnode; /* the vmap node whose tree it was read from: a read is consistent per vmap node */
 	int live;      /* 0: resting in a thread cache */
+	uint64_t requested; /* bytes its user asked for (live areas, when the library keeps it; else 0) */
 };
 
 struct region_info {
-	uint64_t base, end, committed;
+	uint64_t base, end, committed, map;
 	unsigned nid;
 };
 
@@ -52,6 +53,12 @@ struct snapshot {
 	unsigned nclasses;
 	uint64_t slab_free_bytes, slab_meta_bytes, slab_live_bytes;
 	uint64_t slabs_unread; /* slab areas whose header could not be read or made no sense */
+	/* The library's own memory outside the regions: heaps, area objects, resident page-map pages (pagemap) */
+	int have_metadata;
+	uint64_t metadata_bytes;
+	/* Live areas' page rounding: usable bytes over the sizes asked for (a library that keeps the size) */
+	int have_rounding;
+	uint64_t rounding_bytes;
 };
 
 /* The region holding [start, end), or NULL: regions are sorted and disjoint (a binary search). */

@@ -337,6 +337,12 @@ static void print_summary(const struct snapshot *s, const struct summary *m)
 	       (unsigned long long)m->live, (unsigned long long)m->cached, (unsigned long long)m->lazy,
 	       (unsigned long long)s->pooled_bytes, (unsigned long long)s->slab_free_bytes,
 	       (unsigned long long)s->slab_meta_bytes);
+	if (s->have_rounding)
+		printf("  rounding      %14llu bytes of the live areas' pages over the sizes asked for\n",
+		       (unsigned long long)s->rounding_bytes);
+	if (s->have_metadata)
+		printf("  metadata      %14llu bytes outside the regions (thread heaps, area objects, page maps)\n",
+		       (unsigned long long)s->metadata_bytes);
 	if (!s->nclasses)
 		return;
 	printf("slabs by size class (from their headers; slabs by live share: empty, <25%%, <50%%, <75%%, the rest):\n"
@@ -381,6 +387,15 @@ static void print_text(const struct target *t, const struct snapshot *s, struct 
 
 /* ----------------------------------------------------------------- json */
 
+/* ,"name":v, or null when the target's library does not keep it. */
+static void json_known(const char *name, int have, uint64_t v)
+{
+	if (have)
+		printf(",\"%s\":%llu", name, (unsigned long long)v);
+	else
+		printf(",\"%s\":null", name);
+}
+
 static void json_string(const char *s)
 {
 	putchar('"');
@@ -424,7 +439,7 @@ static void print_json(const struct target *t, const struct snapshot *s, struct 
 	       "\"allocs\":%llu,\"frees\":%llu,\"cache_hits\":%llu,\"cache_misses\":%llu,\"purges\":%llu,"
 	       "\"purged_bytes\":%llu,\"mmap_calls\":%llu,\"mprotect_calls\":%llu,\"madvise_calls\":%llu,"
 	       "\"mremap_calls\":%llu,\"live_bytes\":%llu,\"overhead_bytes\":%llu,\"slab_free_bytes\":%llu,"
-	       "\"slab_meta_bytes\":%llu,\"slabs_unread\":%llu,\"classes\":[",
+	       "\"slab_meta_bytes\":%llu,\"slabs_unread\":%llu",
 	       s->nregions, (unsigned long long)m.reserved, (unsigned long long)m.busy, (unsigned long long)m.busy_n,
 	       (unsigned long long)m.cached, (unsigned long long)m.cached_n, (unsigned long long)m.lazy,
 	       (unsigned long long)m.lazy_n, (unsigned long long)s->pooled_bytes, (unsigned long long)s->pooled_count,
@@ -437,6 +452,9 @@ static void print_json(const struct target *t, const struct snapshot *s, struct 
 	       (unsigned long long)s->madvise_calls, (unsigned long long)s->mremap_calls, (unsigned long long)m.live,
 	       (unsigned long long)m.overhead, (unsigned long long)s->slab_free_bytes, (unsigned long long)s->slab_meta_bytes,
 	       (unsigned long long)s->slabs_unread);
+	json_known("metadata_bytes", s->have_metadata, s->metadata_bytes);
+	json_known("rounding_bytes", s->have_rounding, s->rounding_bytes);
+	printf(",\"classes\":[");
 	for (unsigned i = 0; i < s->nclasses; i++) {
 		const struct slab_class *k = &s->classes[i];
 
@@ -484,6 +502,7 @@ static void add_point(const struct snapshot *s, const struct summary *m)
 	pt.v[CH_LAZY] = (double)m->lazy;
 	pt.v[CH_POOLED] = (double)s->pooled_bytes;
 	pt.v[CH_SLAB_FREE] = (double)s->slab_free_bytes;
+	pt.v[CH_META] = s->have_metadata ? (double)s->metadata_bytes : -1;
 	pt.v[CH_FRAG] = m->span_frag;
 	chart_add(&history, &pt);
 }

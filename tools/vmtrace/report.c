@@ -75,9 +75,10 @@ struct rates {
 	uint64_t purges, purged_pages;
 	double cache_hit, pool_hit, frag; /* ratios; < 0: nothing to measure */
 	double span_frag;                 /* 1 - largest / free bytes in the committed span (uvm_frag_stats') */
+	double rounding;                  /* of the interval's sized requests, handed out less requested over handed out */
 };
 
-enum { SPAN_BYTES, SPAN_FREE, SPAN_COUNT, SPAN_LARGEST, SLAB_FREE };
+enum { SPAN_BYTES, SPAN_FREE, SPAN_COUNT, SPAN_LARGEST, SLAB_FREE, REQUESTED, HANDED, METADATA };
 
 static double ratio(uint64_t hits, uint64_t misses) { return hits + misses ? (double)hits / (double)(hits + misses) : -1; }
 
@@ -90,6 +91,14 @@ static double fragmentation(const struct uvm_stats *s)
 static double span_fragmentation(const uint64_t *sp)
 {
 	return sp[SPAN_FREE] ? 1.0 - (double)sp[SPAN_LARGEST] / (double)sp[SPAN_FREE] : 0;
+}
+
+/* Handed out less requested over handed out, for words w and base words b (zeros: all time); < 0 when nothing was handed out. */
+static double rounding(const uint64_t *w, const uint64_t *b)
+{
+	uint64_t handed = w[HANDED] - b[HANDED], requested = w[REQUESTED] - b[REQUESTED];
+
+	return handed ? (double)(handed > requested ? handed - requested : 0) / (double)handed : -1;
 }
 
 static void rates_of(const struct proc *p, struct rates *out)
@@ -109,6 +118,7 @@ static void rates_of(const struct proc *p, struct rates *out)
 	out->pool_hit = ratio(b->pool_hits - a->pool_hits, b->pool_misses - a->pool_misses);
 	out->frag = fragmentation(b);
 	out->span_frag = span_fragmentation(p->span);
+	out->rounding = rounding(p->span, p->span_base);
 }
 
 /* The interval's point on the process's chart: a process already gone has no resident size to give. */
@@ -122,6 +132,7 @@ static void chart_point(struct proc *p, double t, const struct rates *x)
 	pt.v[CH_LAZY] = (double)p->last.lazy_bytes;
 	pt.v[CH_POOLED] = (double)p->last.pooled_bytes;
 	pt.v[CH_SLAB_FREE] = (double)p->span[SLAB_FREE];
+	pt.v[CH_META] = (double)p->span[METADATA];
 	pt.v[CH_FRAG] = x->span_frag;
 	chart_add(&p->chart, &pt);
 }
@@ -156,11 +167,11 @@ static const char *percent(double r, char *buf, size_t len)
 
 static void text_line(FILE *f, double t, const struct proc *p, const struct rates *x)
 {
-	char a[16], b[16], c[16], d[16], e[24], g[24], h[24], i[24], j[16], k[16], l[24], m[24], n[24], o[24];
+	char a[16], b[16], c[16], d[16], e[24], g[24], h[24], i[24], j[16], k[16], l[24], m[24], n[24], o[24], q[24], u[16];
 
 	fprintf(f,
 		"%6.1fs pid %-7d allocs %s/s obj + %s/s areas, frees %s/s + %s/s  +%s/s -%s/s  live %s lazy %s  "
-		"purges %llu (%llu pages)  hits cache %s pool %s  rss %s cached %s pooled %s  "
+		"purges %llu (%llu pages)  hits cache %s pool %s  rss %s cached %s pooled %s metadata %s rounding %s  "
 		"frag %.3g in %llu ranges of the committed %s (%.3g over the reservation)\n",
 		t, (int)p->pid, human(x->objs, a, sizeof(a)), human(x->areas, b, sizeof(b)), human(x->ofrees, c, sizeof(c)),
 		human(x->afrees, d, sizeof(d)), mib(x->bytes_in, e, sizeof(e)), mib(x->bytes_out, g, sizeof(g)),
@@ -168,7 +179,7 @@ static void text_line(FILE *f, double t, const struct proc *p, const struct rate
 		(unsigned long long)x->purges, (unsigned long long)x->purged_pages, percent(x->cache_hit, j, sizeof(j)),
 		percent(x->pool_hit, k, sizeof(k)), mib((double)p->rss_bytes, l, sizeof(l)),
 		mib((double)p->last.cached_bytes, m, sizeof(m)), mib((double)p->last.pooled_bytes, n, sizeof(n)),
-		x->span_frag, (unsigned long long)p->span[SPAN_COUNT], mib((double)p->span[SPAN_BYTES], o, sizeof(o)), x->frag);
+		mib((double)p->span[METADATA], q, sizeof(q)), percent(x->rounding, u, sizeof(u)), x->span_frag, (unsigned long long)p->span[SPAN_COUNT], mib((double)p->span[SPAN_BYTES], o, sizeof(o)), x->frag);
 }
 
 static void json_ratio(FILE *f, const char *name, double r)
@@ -190,16 +201,19 @@ static void json_proc(FILE *f, const struct proc *p, const struct rates *x)
 		(unsigned long long)x->purged_pages);
 	json_ratio(f, "cache_hit_ratio", x->cache_hit);
 	json_ratio(f, "pool_hit_ratio", x->pool_hit);
+	json_ratio(f, "rounding", x->rounding);
 	fprintf(f, ",\"fragmentation\":%.6f,\"free_bytes\":%llu,\"largest_free\":%llu,\"free_ranges\":%llu", x->frag,
 		(unsigned long long)p->last.free_bytes, (unsigned long long)p->last.largest_free,
 		(unsigned long long)p->last.free_count);
 	fprintf(f, ",\"rss_bytes\":%llu,\"cached_bytes\":%llu,\"pooled_bytes\":%llu,\"slab_free_bytes\":%llu,\"span_bytes\":%llu,"
-		"\"span_free_bytes\":%llu,\"span_free_count\":%llu,\"span_largest_free\":%llu,\"span_fragmentation\":%.6f}",
+		"\"span_free_bytes\":%llu,\"span_free_count\":%llu,\"span_largest_free\":%llu,\"span_fragmentation\":%.6f,"
+		"\"requested_bytes\":%llu,\"handed_bytes\":%llu,\"metadata_bytes\":%llu}",
 		(unsigned long long)p->rss_bytes, (unsigned long long)p->last.cached_bytes,
 		(unsigned long long)p->last.pooled_bytes, (unsigned long long)p->span[SLAB_FREE],
 		(unsigned long long)p->span[SPAN_BYTES],
 		(unsigned long long)p->span[SPAN_FREE], (unsigned long long)p->span[SPAN_COUNT],
-		(unsigned long long)p->span[SPAN_LARGEST], x->span_frag);
+		(unsigned long long)p->span[SPAN_LARGEST], x->span_frag, (unsigned long long)p->span[REQUESTED],
+		(unsigned long long)p->span[HANDED], (unsigned long long)p->span[METADATA]);
 }
 
 static void json_events(FILE *f, const uint64_t *now, const uint64_t *base)
@@ -232,6 +246,7 @@ void report_interval(struct report *r, double t, double dt)
 		}
 		first = false;
 		p->base = p->last;
+		memcpy(p->span_base, p->span, sizeof(p->span));
 		p->base_ns = p->last_ns;
 		p->fresh = false;
 	}
@@ -341,10 +356,11 @@ void report_final(struct report *r, const struct vt_hists *h, struct vt_site_row
 			json_stats(r->out, &r->procs[i].last);
 			const uint64_t *sp = r->procs[i].span;
 			fprintf(r->out, ",\"span\":{\"bytes\":%llu,\"free_bytes\":%llu,\"free_count\":%llu,\"largest_free\":%llu},"
-				"\"slab_free_bytes\":%llu}",
+				"\"slab_free_bytes\":%llu,\"requested_bytes\":%llu,\"handed_bytes\":%llu,\"metadata_bytes\":%llu}",
 				(unsigned long long)sp[SPAN_BYTES], (unsigned long long)sp[SPAN_FREE],
 				(unsigned long long)sp[SPAN_COUNT], (unsigned long long)sp[SPAN_LARGEST],
-				(unsigned long long)sp[SLAB_FREE]);
+				(unsigned long long)sp[SLAB_FREE], (unsigned long long)sp[REQUESTED],
+				(unsigned long long)sp[HANDED], (unsigned long long)sp[METADATA]);
 		}
 		fprintf(r->out, "]");
 		json_hist(r->out, "size_hist", h->size);
@@ -367,16 +383,19 @@ void report_final(struct report *r, const struct vt_hists *h, struct vt_site_row
 	for (size_t i = 0; i < r->nprocs; i++) {
 		const struct uvm_stats *s = &r->procs[i].last;
 		const uint64_t *sp = r->procs[i].span;
+		static const uint64_t none[VT_SPAN_WORDS];
+		double all_time = rounding(sp, none);
 
 		fprintf(r->out,
 			"  pid %d: %llu objects and %llu areas allocated, %llu and %llu freed; %llu purges (%llu MiB back); "
 			"in the committed %llu bytes, %llu bytes free in %llu ranges, largest %llu: fragmentation %.3g "
-			"(%.3g over the reservation)\n",
+			"(%.3g over the reservation); requested %llu bytes, handed out %llu (rounding %.3g); metadata %llu bytes\n",
 			(int)r->procs[i].pid, (unsigned long long)s->small_allocs, (unsigned long long)s->allocs,
 			(unsigned long long)s->small_frees, (unsigned long long)s->frees, (unsigned long long)s->purges,
 			(unsigned long long)(s->purged_bytes >> 20), (unsigned long long)sp[SPAN_BYTES],
 			(unsigned long long)sp[SPAN_FREE], (unsigned long long)sp[SPAN_COUNT], (unsigned long long)sp[SPAN_LARGEST],
-			span_fragmentation(sp), fragmentation(s));
+			span_fragmentation(sp), fragmentation(s), (unsigned long long)sp[REQUESTED],
+			(unsigned long long)sp[HANDED], all_time < 0 ? 0 : all_time, (unsigned long long)sp[METADATA]);
 	}
 	text_hist(r->out, "Allocation sizes", "B", h->size);
 	text_hist(r->out, "Allocation latency, measured by the library", "ns", h->latency);

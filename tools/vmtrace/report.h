@@ -23,7 +23,8 @@ struct proc {
 	bool have_base, fresh, sample_set, gone;
 	struct uvm_stats base, last; /* the interval's start, and the latest snapshot */
 	uint64_t span[VT_SPAN_WORDS]; /* the latest snapshot's committed span: bytes, free bytes, free ranges, largest;
-				       * then freed slab objects' bytes */
+				       * then freed slab objects' bytes, requested and handed out bytes, metadata */
+	uint64_t span_base[VT_SPAN_WORDS]; /* the same at the interval's start */
 	uint64_t rss_bytes;           /* the process's resident memory when the snapshot was read */
 	struct chart chart;           /* one point per interval, for --svg */
 	uint64_t base_ns, last_ns;   /* when they were taken (CLOCK_MONOTONIC, as bpf_ktime_get_ns) */

@@ -336,8 +336,10 @@ static void read_snapshots(struct vmtrace_bpf *skel, struct report *r)
 		p->fresh = true;
 		if (!p->have_base) {
 			p->base_ns = r->zero_base ? r->start_ns : a.ns;
-			if (!r->zero_base)
+			if (!r->zero_base) {
 				p->base = p->last;
+				memcpy(p->span_base, p->span, sizeof(p->span));
+			}
 			p->have_base = true;
 		}
 	}

@@ -9,8 +9,8 @@
 /* struct uvm_stats as 64-bit words; the loader checks the size against uvmalloc.h. */
 #define VT_STATS_WORDS 35
 /* What follows it in a snapshot: the committed span's bytes, free bytes, free ranges and largest free range,
- * then the bytes of freed slab objects. */
-#define VT_SPAN_WORDS 5
+ * then the bytes of freed slab objects, the bytes requested and handed out all time, and metadata bytes. */
+#define VT_SPAN_WORDS 8
 #define VT_HIST 64      /* log2 buckets */
 #define VT_MAX_PROCS 4096
 #define VT_MAX_SITES 16384
