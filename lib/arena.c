@@ -167,6 +167,19 @@ int arena_alloc(unsigned nid, struct vmap_area *va, size_t size, size_t align)
 }
 
 /* Reserve a region and its page map, bind it, and publish it. */
+/*
+ * A region's page map starts half a page into its mapping.  The slot of a
+ * region's first page, which holds the first area every program makes
+ * (the free tree hands out its lowest range first), would otherwise sit at
+ * the same page offset as that area's first bytes, the ones programs write
+ * most: a load of the slot while such a store is in flight waits for it
+ * (4K aliasing), 3 ns of an 18 ns alloc+free pair here.
+ */
+#define MAP_OFFSET (UVM_PAGE_SIZE / 2)
+
+static size_t map_bytes(size_t region_bytes) { return (region_bytes >> UVM_PAGE_SHIFT << 3) + UVM_PAGE_SIZE; }
+static void *map_start(const struct region *r) { return (char *)r->map - MAP_OFFSET; }
+
 static int add_region(unsigned nid, size_t size, uintptr_t *base)
 {
 	int n = atomic_load_explicit(&uvm__nr_regions, memory_order_relaxed);
@@ -175,16 +188,17 @@ static int add_region(unsigned nid, size_t size, uintptr_t *base)
 
 	if (n == ARENA_MAX_REGIONS)
 		return ENOMEM;
-	r->map = os_alloc_meta(size >> UVM_PAGE_SHIFT << 3);
+	r->map = os_alloc_meta(map_bytes(size));
 	if (!r->map)
 		return ENOMEM;
+	r->map = (va_slot_t *)((char *)r->map + MAP_OFFSET);
 	err = os_reserve(size, base);
 	if (!err && *base + size > (uintptr_t)1 << ARENA_ADDR_BITS) {
 		os_unreserve(*base, size); /* only with 5-level page tables and a hint, which we never give */
 		err = ENOMEM;
 	}
 	if (err) {
-		os_free_meta(r->map, size >> UVM_PAGE_SHIFT << 3);
+		os_free_meta(map_start(r), map_bytes(size));
 		return err;
 	}
 	/* THP faults only where an area asks for them (huge.c): never on a region as a whole. */
@@ -296,7 +310,7 @@ static int release_if_unused(struct region *r)
 		return 0;
 	meta_va_free_list(&absorbed);
 	os_unreserve(base, end - base);
-	os_free_meta(r->map, (end - base) >> UVM_PAGE_SHIFT << 3);
+	os_free_meta(map_start(r), map_bytes(end - base));
 	return 1;
 }
 
@@ -522,8 +536,9 @@ size_t arena_map_resident(void)
 
 		/* Slots are written only for areas, which lie below the committed top: the map above it was never touched. */
 		if (r->base != r->end)
-			bytes += os_resident((uintptr_t)r->map,
-					     align_up((atomic_load(&r->committed) - r->base) >> UVM_PAGE_SHIFT << 3, UVM_PAGE_SIZE));
+			bytes += os_resident((uintptr_t)map_start(r),
+					     align_up(MAP_OFFSET + ((atomic_load(&r->committed) - r->base) >> UVM_PAGE_SHIFT << 3),
+						      UVM_PAGE_SIZE));
 	}
 	return bytes;
 }

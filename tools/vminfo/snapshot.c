@@ -566,10 +566,10 @@ static void read_smaps(pid_t pid, struct snapshot *s)
 	fclose(f);
 }
 
-/* Resident pages of [addr, addr + len) in pid, from /proc/PID/pagemap (bit 63: present); -1 when it cannot be read. */
+/* Resident pages holding any of [addr, addr + len) in pid, from /proc/PID/pagemap (bit 63: present); -1 when it cannot be read. */
 static int64_t resident_pages(int fd, uint64_t addr, uint64_t len, uint64_t page)
 {
-	uint64_t entry[512], first = addr / page, n = (len + page - 1) / page;
+	uint64_t entry[512], first = addr / page, n = (addr % page + len + page - 1) / page;
 	int64_t pages = 0;
 
 	for (uint64_t done = 0; done < n;) {
