@@ -48,7 +48,14 @@ for r in d["rows"]:
     for name, c in r["results"].items():
         assert c["seconds"] > 0 and c["peak_rss_kib"] > 0, (r["label"], name, c)
 svg = ET.parse(sys.argv[1] + "/ratios.svg").getroot()
-assert svg.tag.endswith("svg") and len(svg.findall(".//{http://www.w3.org/2000/svg}rect")) > 10
+ns = "{http://www.w3.org/2000/svg}"
+assert svg.tag.endswith("svg") and len(svg.findall(".//%srect" % ns)) > 10
+# Every row's best peer has a bar a reader sees (it reaches the 1x line), and the legend sits above the bars.
+bars = [(r, r.find(ns + "title").text) for r in svg.iter(ns + "rect") if r.find(ns + "title") is not None]
+best = [float(r.get("width")) for r, t in bars if t.endswith(": 1.00x")]
+assert len(best) >= len(d["rows"]) and min(best) > 100, best
+legend = [float(r.get("y")) for r in svg.iter(ns + "rect") if r.find(ns + "title") is None and r.get("width") == "12"]
+assert len(legend) >= 6 and max(legend) < min(float(r.get("y")) for r, _ in bars), legend
 PY
 # A full run judges the targets (two rows and fix_size's t:N, which has none; one run each).
 "$root/tools/vmcompare/vmcompare" --build "$build" --reps 1 --out "$out/full" --only "fix_size p:1 h:0,large" \
