@@ -128,7 +128,7 @@ static struct vmap_area *busy_area(const char *fn, const void *p, int take)
 
 static uvm_noinline void vfree_slow(void *p)
 {
-	if (p)
+	if (p && !area_free_own_large((uintptr_t)p))
 		area_free(busy_area("uvm_vfree", p, 1));
 }
 

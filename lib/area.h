@@ -16,6 +16,25 @@
 /* Everything but the owner's hit (h may be NULL: a thread past its exit). */
 struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, size_t align, int node, bool huge_api, int *err);
 
+/* The owner's pop of an area of pages pages (guard included) for bytes, made live; NULL when its list has none. */
+static inline struct vmap_area *area_pop(struct heap *h, size_t bytes, size_t pages, size_t align, const void *caller,
+					 unsigned live)
+{
+	struct vmap_area *va;
+
+	if (unlikely(uvm__numa_nodes != 1 || !heap_try_enter(h)))
+		return NULL;
+	va = pcp_pop(&h->pcp, 0, pages, align);
+	heap_leave(h);
+	if (likely(va)) {
+		va->flags |= VA_REUSED;
+		va->caller = caller;
+		va->requested = bytes;
+		atomic_store_explicit(&va->live, live, memory_order_relaxed);
+	}
+	return va;
+}
+
 /*
  * The hit: a live area of bytes (1 or more) rounded up to pages, aligned to
  * align (at least a page), from the exact bin of the thread's own cache when
@@ -28,20 +47,10 @@ struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, size_t align, i
 static inline struct vmap_area *area_alloc_hit_aligned(size_t bytes, size_t align, const void *caller)
 {
 	struct heap *h = uvm__heap;
-	struct vmap_area *va;
 
-	if (unlikely(bytes - 1 >= (size_t)(PCP_BIN_PAGES - 2) << UVM_PAGE_SHIFT || !h || uvm__numa_nodes != 1 ||
-		     !heap_try_enter(h)))
+	if (unlikely(bytes - 1 >= (size_t)(PCP_BIN_PAGES - 2) << UVM_PAGE_SHIFT || !h))
 		return NULL;
-	va = pcp_pop(&h->pcp, 0, ((bytes - 1) >> UVM_PAGE_SHIFT) + 2, align);
-	heap_leave(h);
-	if (likely(va)) {
-		va->flags |= VA_REUSED;
-		va->caller = caller;
-		va->requested = bytes;
-		atomic_store_explicit(&va->live, VA_LIVE_BIN, memory_order_relaxed);
-	}
-	return va;
+	return area_pop(h, bytes, ((bytes - 1) >> UVM_PAGE_SHIFT) + 2, align, caller, VA_LIVE_BIN);
 }
 
 static inline struct vmap_area *area_alloc_hit(size_t bytes, const void *caller)
@@ -50,19 +59,34 @@ static inline struct vmap_area *area_alloc_hit(size_t bytes, const void *caller)
 }
 
 /*
- * Make va live: VA_LIVE_BIN, with va->cache naming the bin its owner's free
- * puts it on, when its owner is this thread's heap and it is a cacheable
- * user area of bin size; VA_LIVE otherwise.  Again whenever its size
- * changes.
+ * The same for an area too large for a bin: the hottest area of its order
+ * list when it has exactly the pages asked for (a program recycling one
+ * size of large block), so that it costs a bin's hit and not a search.
+ * bytes: 1 to UVM_MAX_SIZE (area_alloc's callers check it).
+ */
+static inline struct vmap_area *area_alloc_hit_large(size_t bytes, const void *caller)
+{
+	struct heap *h = uvm__heap;
+
+	if (unlikely(!h))
+		return NULL;
+	return area_pop(h, bytes, ((bytes - 1) >> UVM_PAGE_SHIFT) + 2, UVM_PAGE_SIZE, caller, VA_LIVE_LIST);
+}
+
+/*
+ * Make va live: VA_LIVE_BIN or VA_LIVE_LIST, with va->cache naming the
+ * list its owner's free puts it on, when its owner is this thread's heap
+ * and it is a cacheable user area; VA_LIVE otherwise.  Again whenever its
+ * size changes.
  */
 static inline void area_set_live(struct vmap_area *va)
 {
 	struct heap *h = uvm__heap;
-	bool bin = h && va->heap == h && va_pages(va) < PCP_BIN_PAGES && va_pages(va) <= uvm__pcp_high_max &&
-		   !(va->flags & VA_SLAB);
+	bool own = h && va->heap == h && va_pages(va) <= uvm__pcp_high_max && !(va->flags & VA_SLAB);
 
-	va->cache = bin ? pcp_bin_of(&h->pcp, va) : NULL;
-	atomic_store_explicit(&va->live, bin ? VA_LIVE_BIN : VA_LIVE, memory_order_relaxed);
+	va->cache = own ? pcp_list_of(&h->pcp, va) : NULL;
+	atomic_store_explicit(&va->live, !own ? VA_LIVE : va_pages(va) < PCP_BIN_PAGES ? VA_LIVE_BIN : VA_LIVE_LIST,
+			      memory_order_relaxed);
 }
 
 /*
@@ -80,7 +104,8 @@ static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node
 	struct vmap_area *va = NULL;
 
 	if (likely(align == UVM_PAGE_SIZE && node < 0 && !huge_api))
-		va = area_alloc_hit(usable, caller);
+		va = usable < (size_t)(PCP_BIN_PAGES - 1) << UVM_PAGE_SHIFT ? area_alloc_hit(usable, caller)
+									    : area_alloc_hit_large(usable, caller);
 	if (unlikely(!va) && (va = area_alloc_slow(heap_self(), usable, align, node, huge_api, err))) {
 		va->caller = caller;
 		va->requested = usable;
@@ -99,6 +124,21 @@ static inline struct vmap_area *area_at(uintptr_t addr)
 	return va && va->va_start == addr ? va : NULL;
 }
 
+/* Push h's own area va, its live flag checked, onto its list unless that would take the cache to high; false if not. */
+static inline bool area_push_own(struct heap *h, struct vmap_area *va, size_t pages)
+{
+	if (!heap_try_enter(h))
+		return false;
+	if (unlikely(h->pcp.pages + pages >= h->pcp.high)) { /* the slow path grows high or drains */
+		heap_leave(h);
+		return false;
+	}
+	atomic_store_explicit(&va->live, 0, memory_order_relaxed);
+	pcp_push(&h->pcp, va);
+	heap_leave(h);
+	return true;
+}
+
 /*
  * The owner's free of its own live area of bin size, onto its bin, as a
  * leaf: true when done.  False (nothing done): area_take and area_free
@@ -110,18 +150,27 @@ static inline bool area_free_own(uintptr_t addr)
 	struct heap *h = uvm__heap;
 	struct vmap_area *va = area_at(addr);
 
-	/* A heap-less area never reads VA_LIVE_BIN: no test of h. */
-	if (!va || va->heap != h || atomic_load_explicit(&va->live, memory_order_relaxed) != VA_LIVE_BIN ||
-	    !heap_try_enter(h))
+	/* A heap-less area never reads VA_LIVE_BIN: no test of h.  pages 0: a bin's cache may pass high by one area. */
+	if (!va || va->heap != h || atomic_load_explicit(&va->live, memory_order_relaxed) != VA_LIVE_BIN)
 		return false;
-	if (unlikely(h->pcp.pages >= h->pcp.high)) { /* over by at most one area until the next free drains */
-		heap_leave(h);
+	return area_push_own(h, va, 0);
+}
+
+/*
+ * The same for an area of an order list (the slow paths try it first),
+ * unless a cached area of this heap follows it: pcp_put joins those.
+ */
+static inline bool area_free_own_large(uintptr_t addr)
+{
+	struct heap *h = uvm__heap;
+	struct vmap_area *va = area_at(addr), *next;
+
+	if (!va || va->heap != h || atomic_load_explicit(&va->live, memory_order_relaxed) != VA_LIVE_LIST)
 		return false;
-	}
-	atomic_store_explicit(&va->live, 0, memory_order_relaxed);
-	pcp_push(&h->pcp, va);
-	heap_leave(h);
-	return true;
+	next = area_at(va->va_end);
+	if (next && next->heap == h && !atomic_load_explicit(&next->live, memory_order_relaxed))
+		return false;
+	return area_push_own(h, va, va_pages(va));
 }
 
 /* Free an area area_take returned: to the thread's cache, its owner's inbox, or the node's lazy list. */

@@ -57,26 +57,17 @@ size_t uvm__pcp_high_max;
 
 /* ------------------------------------------------------- list handling */
 
-static unsigned order_of(size_t pages)
-{
-	unsigned k = fls_ul(pages) - 1;
-
-	return k < PCP_ORDERS ? k : PCP_ORDERS - 1;
-}
-
-static unsigned list_index(size_t pages) { return pages < PCP_BIN_PAGES ? (unsigned)pages : PCP_BIN_PAGES + order_of(pages); }
-
 static void unlink_cached(struct pcp *p, struct vmap_area *va)
 {
 	list_del(&va->list);
 	va->cache = NULL;
-	p->nodes[va_nid(va)].lists[list_index(va_pages(va))].count--;
+	p->nodes[va_nid(va)].lists[pcp_list_index(va_pages(va))].count--;
 	p->pages -= va_pages(va);
 }
 
 static void link_cached(struct pcp *p, struct vmap_area *va)
 {
-	pcp_link(p, &p->nodes[va_nid(va)], list_index(va_pages(va)), va);
+	pcp_link(p, &p->nodes[va_nid(va)], pcp_list_index(va_pages(va)), va);
 }
 
 /* Whether va rests in one of p's lists (not live: a live area's cache names the bin it will go back to). */
@@ -145,7 +136,7 @@ static struct vmap_area *search(struct pcp *p, unsigned nid, size_t pages, size_
 
 	for (unsigned i = next_bin(n, (unsigned)pages); i < PCP_BIN_PAGES && !va; i = next_bin(n, i + 1))
 		va = take_fit(p, &n->lists[i], pages, align);
-	for (unsigned k = order_of(pages); k < PCP_ORDERS && !va; k++)
+	for (unsigned k = pcp_order(pages); k < PCP_ORDERS && !va; k++)
 		va = take_fit(p, &n->lists[PCP_BIN_PAGES + k], pages, align);
 	return va;
 }
@@ -194,8 +185,10 @@ void pcp_heap_init(struct pcp *p)
 	p->high = PCP_HIGH_MIN_PAGES < uvm__pcp_high_max ? PCP_HIGH_MIN_PAGES : uvm__pcp_high_max;
 	list_init(&p->spare);
 	for (unsigned nid = 0; nid < reg.nodes; nid++)
-		for (unsigned i = 0; i < PCP_LISTS; i++)
+		for (unsigned i = 0; i < PCP_LISTS; i++) {
 			list_init(&p->nodes[nid].lists[i].head);
+			p->nodes[nid].lists[i].marked = i >= PCP_BIN_PAGES; /* no bit in binmap: pcp_push must not set one */
+		}
 }
 
 void pcp_heap_exit(struct heap *h)
@@ -370,7 +363,7 @@ bool pcp_put(struct heap *h, struct vmap_area *va)
 	}
 	heap_enter(h);
 	if (likely(pages < PCP_BIN_PAGES)) {
-		va->cache = pcp_bin_of(p, va);
+		va->cache = pcp_list_of(p, va);
 		pcp_push(p, va);
 	} else {
 		p->frees++;
@@ -435,7 +428,7 @@ static void take_inbox(struct heap *h)
 static void shed_smaller(struct pcp *p, size_t pages, struct list_head *out)
 {
 	for (unsigned nid = 0; nid < reg.nodes; nid++)
-		for (unsigned k = order_of(PCP_LARGE_PAGES); k <= order_of(pages); k++) {
+		for (unsigned k = pcp_order(PCP_LARGE_PAGES); k <= pcp_order(pages); k++) {
 			struct pcp_list *l = &p->nodes[nid].lists[PCP_BIN_PAGES + k];
 			struct vmap_area *va, *n;
 

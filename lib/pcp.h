@@ -78,6 +78,20 @@ void pcp_heap_fold(struct pcp *p);
 
 extern size_t uvm__pcp_high_max; /* UVM_PCP_HIGH in pages; 0: no caching */
 
+/* The order of an area of pages pages (the last order takes every larger one). */
+static inline unsigned pcp_order(size_t pages)
+{
+	unsigned k = (unsigned)(63 - __builtin_clzll(pages));
+
+	return k < PCP_ORDERS ? k : PCP_ORDERS - 1;
+}
+
+/* The list an area of pages pages rests on: its bin below PCP_BIN_PAGES, else its order's. */
+static inline unsigned pcp_list_index(size_t pages)
+{
+	return pages < PCP_BIN_PAGES ? (unsigned)pages : PCP_BIN_PAGES + pcp_order(pages);
+}
+
 /* List i of node n: bins by page count below PCP_BIN_PAGES, then orders. */
 static inline void pcp_link(struct pcp *p, struct pcp_node *n, unsigned i, struct vmap_area *va)
 {
@@ -92,21 +106,25 @@ static inline void pcp_link(struct pcp *p, struct pcp_node *n, unsigned i, struc
 }
 
 /*
- * The hit: the hottest cached area of node nid with exactly pages pages
- * (guard included, below PCP_BIN_PAGES) if it starts on an align boundary
- * (a page always does), or NULL.
+ * The hit: the hottest cached area of node nid's list for pages pages
+ * (guard included) if it has exactly that many and starts on an align
+ * boundary (a page always does), or NULL.  A bin's areas all fit; an order
+ * list's hottest fits when a program recycles one size, and anything else
+ * is the slow path's (pcp_get: a search and a trim).
  * The caller is the owner, between heap_enter and heap_leave.  va->cache
- * keeps naming the bin: the area goes back there when its owner frees it
+ * keeps naming the list: the area goes back there when its owner frees it
  * (VA_LIVE_BIN), and the live flag tells it from a cached one.
  */
 static inline struct vmap_area *pcp_pop(struct pcp *p, unsigned nid, size_t pages, size_t align)
 {
-	struct pcp_list *l = &p->nodes[nid].lists[pages];
+	struct pcp_list *l = &p->nodes[nid].lists[pcp_list_index(pages)];
 	struct vmap_area *va;
 
 	if (!l->count)
 		return NULL;
 	va = list_first_entry(&l->head, struct vmap_area, list);
+	if (pages >= PCP_BIN_PAGES && va_pages(va) != pages)
+		return NULL;
 	if (align > UVM_PAGE_SIZE && (va->va_start & (align - 1)))
 		return NULL;
 	va->list.prev->next = va->list.next;
@@ -118,17 +136,18 @@ static inline struct vmap_area *pcp_pop(struct pcp *p, unsigned nid, size_t page
 	return va;
 }
 
-/* The bin of va's page count and node in p: where a VA_LIVE_BIN area's va->cache points. */
-static inline struct pcp_list *pcp_bin_of(struct pcp *p, const struct vmap_area *va)
+/* The list of va's page count and node in p: where a VA_LIVE_BIN area's va->cache points. */
+static inline struct pcp_list *pcp_list_of(struct pcp *p, const struct vmap_area *va)
 {
-	return &p->nodes[va_nid(va)].lists[va_pages(va)];
+	return &p->nodes[va_nid(va)].lists[pcp_list_index(va_pages(va))];
 }
 
 
 /*
- * The owner's free of its own area of fewer than PCP_BIN_PAGES pages onto
- * its bin, which va->cache names (pcp_bin_of), between heap_enter and
- * heap_leave.  The caller sees to high.
+ * The owner's free of its own area onto its list, which va->cache names
+ * (pcp_list_of), between heap_enter and heap_leave.  The caller sees to
+ * high, and to an order list's joins (pcp_put).  An order list's marked
+ * is set for good at its heap's start: binmap covers bins only.
  */
 static inline void pcp_push(struct pcp *p, struct vmap_area *va)
 {

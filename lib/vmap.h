@@ -37,11 +37,14 @@
  * va->live: 0 when no user owns it (cached, lazy, pooled, in an inbox).
  * VA_LIVE_BIN: a user's, and its owner heap's thread may free it straight
  * onto a bin of its cache (bin size, caching on, not a slab), which that
- * free tells from a single comparison; VA_LIVE: any other user's area.
+ * free tells from a single comparison; VA_LIVE_LIST: the same for an
+ * order list (a larger area), whose free also looks for a neighbour to
+ * join first; VA_LIVE: any other user's area.
  * The owner's thread clears it with a plain store, others by exchange.
  */
 #define VA_LIVE 1u
 #define VA_LIVE_BIN 2u
+#define VA_LIVE_LIST 3u
 #define VA_OWNER_SHIFT 16
 
 struct vmap_area {
