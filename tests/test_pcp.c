@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 
+#include "area.h"
 #include "pcp.h"
 #include "uvmalloc.h"
 
@@ -361,9 +362,8 @@ Test(pcp, off_means_no_caching, .init = caches_off)
 /* A double free is caught even though the first free left the area cached and in its busy tree. */
 static void double_free(void *arg)
 {
-	char *p = uvm_vmalloc(4096);
+	char *p = uvm_vmalloc(arg ? 1 << 20 : 4096); /* a bin's area, or an order list's */
 
-	(void)arg;
 	uvm_vfree(p);
 	uvm_vfree(p);
 }
@@ -371,6 +371,35 @@ static void double_free(void *arg)
 Test(pcp, double_free_of_a_cached_area_aborts)
 {
 	expect_death(double_free, NULL, SIGABRT, "uvmalloc: uvm_vfree(): invalid pointer 0x");
+	expect_death(double_free, "large", SIGABRT, "uvmalloc: uvm_vfree(): invalid pointer 0x");
+}
+
+/*
+ * A large block recycled at one size goes in line both ways, as a bin's
+ * does: its area is live for its order list (VA_LIVE_LIST), and each round
+ * is a cache hit on the same block.  One with a cached neighbour after it
+ * still takes the slow way, which joins them (neighbours_merge_back).
+ */
+Test(pcp, a_large_block_recycled_at_one_size_stays_in_line)
+{
+	char *p = uvm_vmalloc(1 << 20), *q;
+	uint64_t hits = stats().cache_hits, misses = stats().cache_misses;
+
+	cr_assert_eq(atomic_load(&area_find((uintptr_t)p)->live), VA_LIVE_LIST);
+	for (int i = 0; i < 100; i++) {
+		uvm_vfree(p);
+		q = uvm_vmalloc(1 << 20);
+		cr_assert_eq(q, p, "round %d: another block", i);
+		cr_assert_eq(atomic_load(&area_find((uintptr_t)q)->live), VA_LIVE_LIST);
+	}
+	cr_assert_eq(stats().cache_hits - hits, 100);
+	cr_assert_eq(stats().cache_misses, misses);
+	uvm_vfree(p);
+	/* In line too through malloc. */
+	p = uvm_malloc(1 << 20);
+	uvm_free(p);
+	cr_assert_eq(uvm_malloc(1 << 20), p);
+	uvm_free(p);
 }
 
 /* vrealloc grows into the tail an earlier shrink left in the thread's own cache: in place, no miss. */
