@@ -9,6 +9,7 @@
 
 #include "arena.h"
 #include "heap.h"
+#include "huge.h"
 #include "numa_node.h"
 #include "pcp.h"
 #include "vmap.h"
@@ -64,13 +65,13 @@ static inline struct vmap_area *area_alloc_hit(size_t bytes, const void *caller)
  * size of large block), so that it costs a bin's hit and not a search.
  * bytes: 1 to UVM_MAX_SIZE (area_alloc's callers check it).
  */
-static inline struct vmap_area *area_alloc_hit_large(size_t bytes, const void *caller)
+static inline struct vmap_area *area_alloc_hit_large(size_t bytes, size_t align, const void *caller)
 {
 	struct heap *h = uvm__heap;
 
 	if (unlikely(!h))
 		return NULL;
-	return area_pop(h, bytes, ((bytes - 1) >> UVM_PAGE_SHIFT) + 2, UVM_PAGE_SIZE, caller, VA_LIVE_LIST);
+	return area_pop(h, bytes, ((bytes - 1) >> UVM_PAGE_SHIFT) + 2, align, caller, VA_LIVE_LIST);
 }
 
 /*
@@ -103,9 +104,13 @@ static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node
 {
 	struct vmap_area *va = NULL;
 
-	if (likely(align == UVM_PAGE_SIZE && node < 0 && !huge_api))
-		va = usable < (size_t)(PCP_BIN_PAGES - 1) << UVM_PAGE_SHIFT ? area_alloc_hit(usable, caller)
-									    : area_alloc_hit_large(usable, caller);
+	/* A huge area is one aligned as the slow path aligns it (pcp_get reuses any such area, as this does). */
+	if (likely(align == UVM_PAGE_SIZE && node < 0)) {
+		size_t hit_align = huge_api ? uvm__huge_api_align : UVM_PAGE_SIZE;
+
+		va = usable < (size_t)(PCP_BIN_PAGES - 1) << UVM_PAGE_SHIFT ? area_alloc_hit_aligned(usable, hit_align, caller)
+									    : area_alloc_hit_large(usable, hit_align, caller);
+	}
 	if (unlikely(!va) && (va = area_alloc_slow(heap_self(), usable, align, node, huge_api, err))) {
 		va->caller = caller;
 		va->requested = usable;

@@ -242,11 +242,23 @@ static void free_named(const char *fn, void *p)
 	free_slow(fn, p, what);
 }
 
-/* Not the owner's small object: the owner's area in line (a bin's or an order list's), else the slow way. */
+/* An order list's area of the owner's, or the slow way: a call of its own, so that the bin's free saves no registers. */
+static uvm_noinline void free_large(void *p)
+{
+	if (area_free_own_large((uintptr_t)p))
+		return;
+	free_named("free", p);
+}
+
+/* Not the owner's small object: the owner's area of bin size in line, else the slow way. */
 static uvm_noinline void free_not_small(void *p)
 {
-	if (uvm__heap && !UVM_TRACED(snapshot) && (area_free_own((uintptr_t)p) || area_free_own_large((uintptr_t)p)))
+	if (uvm__heap && !UVM_TRACED(snapshot)) {
+		if (area_free_own((uintptr_t)p))
+			return;
+		free_large(p);
 		return;
+	}
 	free_named("free", p);
 }
 
