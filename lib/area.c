@@ -81,6 +81,46 @@ static struct vmap_area *alloc_fresh(unsigned nid, size_t size, size_t align, bo
 	return va;
 }
 
+/* The largest donor whose pages can move (hugetlb bodies move only whole), or NULL. */
+static struct vmap_area *largest_donor(struct list_head *donors)
+{
+	struct vmap_area *d, *best = NULL;
+
+	list_for_each_entry(d, donors, list)
+		if (!(d->flags & VA_HUGETLB) && (!best || va_size(d) > va_size(best)))
+			best = d;
+	return best;
+}
+
+/*
+ * The buddy's part for large blocks: a fresh block takes the pages of the
+ * cache's smaller large blocks, largest first, with mremap, instead of
+ * having the kernel zero new ones; their ranges are left unbacked for the
+ * node to take back.  A program recycling large blocks of varied sizes
+ * keeps its memory (tcmalloc does it by cutting spans) while its cache
+ * holds no idle block beside its live ones.
+ */
+static void reuse_pages(struct vmap_area *va, struct list_head *donors)
+{
+	size_t off = 0, room = area_usable(va);
+	struct vmap_area *d;
+	LIST_HEAD(used);
+
+	if (va->flags & VA_HUGETLB)
+		return;
+	while (off < room && (d = largest_donor(donors))) {
+		size_t n = area_usable(d) < room - off ? area_usable(d) : room - off;
+
+		list_del(&d->list);
+		list_add_tail(&d->list, &used);
+		va->flags |= VA_MOVED | VA_REUSED; /* a VMA of its own until purged; old data, so zeroing must memset */
+		if (os_move(d->va_start, va->va_start + off, n))
+			break;
+		off += n;
+	}
+	list_splice_tail(&used, donors);
+}
+
 uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, size_t align, int node, bool huge_api,
 					       int *err)
 {
@@ -89,6 +129,7 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 	bool huge = huge_wanted(usable, huge_api);
 	unsigned owner = vn_owner_id();
 	struct vmap_area *va = NULL;
+	LIST_HEAD(donors);
 
 	if (huge && align < HUGE_SIZE)
 		align = HUGE_SIZE;
@@ -112,7 +153,12 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 		 */
 		if (size >= HUGE_SIZE && vn_lazy_pages() >= HUGE_SIZE >> UVM_PAGE_SHIFT)
 			purge_now(0);
-		if (!(va = alloc_fresh(nid, size, align, huge, err)))
+		if (h && size >= PCP_LARGE_PAGES * UVM_PAGE_SIZE)
+			pcp_take_smaller(h, size >> UVM_PAGE_SHIFT, &donors);
+		if ((va = alloc_fresh(nid, size, align, huge, err)))
+			reuse_pages(va, &donors);
+		purge_free_lazily(&donors); /* unbacked now, unless they could not move */
+		if (!va)
 			return NULL;
 	}
 	va_set_owner(va, owner);

@@ -417,14 +417,7 @@ static void take_inbox(struct heap *h)
 	purge_free_lazily(&out);
 }
 
-#define PCP_LARGE_PAGES 512 /* 2 MiB: a block this large is cheap to fault back in (THP), dear to keep idle */
-
-/*
- * A miss for a large block: the cached large blocks too small for it go to
- * the node, which gives them back before it faults the new one in
- * (area.c), so that a program recycling large blocks of varied sizes holds
- * its live blocks, not idle ones beside them.
- */
+/* The cached large blocks too small for a block of pages pages, onto out. */
 static void shed_smaller(struct pcp *p, size_t pages, struct list_head *out)
 {
 	for (unsigned nid = 0; nid < reg.nodes; nid++)
@@ -439,6 +432,13 @@ static void shed_smaller(struct pcp *p, size_t pages, struct list_head *out)
 					p->drained++;
 				}
 		}
+}
+
+void pcp_take_smaller(struct heap *h, size_t pages, struct list_head *out)
+{
+	heap_enter(h);
+	shed_smaller(&h->pcp, pages, out);
+	heap_leave(h);
 }
 
 struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t align)
@@ -458,8 +458,6 @@ struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t ali
 	} else {
 		p->misses++;
 		p->missed += pages;
-		if (pages >= PCP_LARGE_PAGES)
-			shed_smaller(p, pages, &out);
 	}
 	heap_leave(h);
 	purge_free_lazily(&out);

@@ -7,6 +7,8 @@
 #include "helpers.h"
 
 #include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "area.h"
 #include "pcp.h"
@@ -449,4 +451,42 @@ Test(pcp, a_large_miss_sheds_smaller_large_blocks)
 	cr_assert_eq(st.lazy_bytes, 0, "the shed block was not given back before the fresh one");
 	cr_assert_eq(uvm_vmalloc(4096), small);
 	uvm_vfree(b);
+}
+
+static size_t resident(const void *p, size_t bytes)
+{
+	static unsigned char vec[(8 << 20) / 4096];
+	size_t n = 0;
+
+	cr_assert_eq(mincore((void *)p, bytes, vec), 0);
+	for (size_t i = 0; i < bytes / 4096; i++)
+		n += vec[i] & 1;
+	return n * 4096;
+}
+
+/*
+ * A large miss takes the pages of the smaller cached block instead of
+ * having fresh ones zeroed: the new block's first 3 MiB are resident before
+ * it is touched and hold the old bytes; a calloc'd block so made is zero.
+ */
+Test(pcp, a_large_miss_reuses_the_smaller_blocks_pages)
+{
+	char *a = uvm_vmalloc(3 << 20), *b;
+
+	memset(a, 7, 3 << 20);
+	uvm_vfree(a);
+	b = uvm_vmalloc(5 << 20);
+	cr_assert_neq(b, a);
+	cr_assert_geq(resident(b, 3 << 20), (size_t)3 << 20, "the 3 MiB block's pages did not move in");
+	cr_assert_eq(resident(a, 3 << 20), 0, "the old range still holds pages");
+	for (size_t i = 0; i < (3u << 20); i += 4096)
+		cr_assert_eq(b[i], 7);
+	uvm_vfree(b);
+	b = uvm_malloc(4 << 20);
+	memset(b, 9, 4 << 20);
+	uvm_free(b);
+	a = uvm_calloc(1, 6 << 20);
+	for (size_t i = 0; i < (6u << 20); i += 512)
+		cr_assert_eq(a[i], 0, "byte %zu of a calloc'd block is not zero", i);
+	uvm_free(a);
 }
