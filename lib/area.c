@@ -108,13 +108,14 @@ static void reuse_pages(struct vmap_area *va, struct list_head *donors)
 
 	if (va->flags & VA_HUGETLB)
 		return;
+	/* From the end: a realloc's move fills the block's start with the old block's pages (area_copy). */
 	while (off < room && (d = largest_donor(donors))) {
 		size_t n = area_usable(d) < room - off ? area_usable(d) : room - off;
 
 		list_del(&d->list);
 		list_add_tail(&d->list, &used);
 		va->flags |= VA_MOVED | VA_REUSED; /* a VMA of its own until purged; old data, so zeroing must memset */
-		if (os_move(d->va_start, va->va_start + off, n))
+		if (os_move(d->va_start, va->va_start + room - off - n, n))
 			break;
 		off += n;
 	}
@@ -241,8 +242,12 @@ void area_copy(struct vmap_area *from, struct vmap_area *to, size_t bytes)
 {
 	size_t pages = align_down(bytes, UVM_PAGE_SIZE);
 
-	/* hugetlb mappings move only whole, aligned: those are copied. */
-	if (pages >= ((to->flags & VA_REUSED) ? AREA_MOVE_MIN_BACKED : AREA_MOVE_MIN) &&
+	/*
+	 * hugetlb mappings move only whole, aligned: those are copied.  Whether
+	 * to's start is backed is asked of the kernel: a reused block may hold
+	 * pages only at its end (reuse_pages).
+	 */
+	if (pages >= AREA_MOVE_MIN && (pages >= AREA_MOVE_MIN_BACKED || !os_resident(to->va_start, UVM_PAGE_SIZE)) &&
 	    !((from->flags | to->flags) & VA_HUGETLB) &&
 	    !os_move(from->va_start, to->va_start, pages)) {
 		to->flags |= VA_MOVED;

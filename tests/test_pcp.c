@@ -466,8 +466,9 @@ static size_t resident(const void *p, size_t bytes)
 
 /*
  * A large miss takes the pages of the smaller cached block instead of
- * having fresh ones zeroed: the new block's first 3 MiB are resident before
- * it is touched and hold the old bytes; a calloc'd block so made is zero.
+ * having fresh ones zeroed: the new block's last 3 MiB (its start is where
+ * a realloc moves the old block's pages) are resident before it is touched
+ * and hold the old bytes; a calloc'd block so made is zero.
  */
 Test(pcp, a_large_miss_reuses_the_smaller_blocks_pages)
 {
@@ -477,9 +478,10 @@ Test(pcp, a_large_miss_reuses_the_smaller_blocks_pages)
 	uvm_vfree(a);
 	b = uvm_vmalloc(5 << 20);
 	cr_assert_neq(b, a);
-	cr_assert_geq(resident(b, 3 << 20), (size_t)3 << 20, "the 3 MiB block's pages did not move in");
+	cr_assert_geq(resident(b + (2 << 20), 3 << 20), (size_t)3 << 20, "the 3 MiB block's pages did not move in");
+	cr_assert_eq(resident(b, 2 << 20), 0, "the new block's start is backed: it was to be fresh");
 	cr_assert_eq(resident(a, 3 << 20), 0, "the old range still holds pages");
-	for (size_t i = 0; i < (3u << 20); i += 4096)
+	for (size_t i = 2u << 20; i < (5u << 20); i += 4096)
 		cr_assert_eq(b[i], 7);
 	uvm_vfree(b);
 	b = uvm_malloc(4 << 20);
