@@ -1,0 +1,42 @@
+#!/bin/bash
+# tests/test_override.sh BUILD - uvmalloc as a program's malloc by linking, as a user links it: the
+# flags `pkg-config uvmalloc-override` gives (the build tree's uninstalled .pc), a C and a C++ program,
+# each linked dynamically and with -static, no LD_PRELOAD. Each must allocate through uvmalloc
+# (malloc_stats prints uvmalloc's summary, with the program's 1000 objects) and not through glibc.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+export PKG_CONFIG_PATH=$build/meson-uninstalled
+flags=$(pkg-config --cflags --libs uvmalloc-override) || fail "no uvmalloc-override pkg-config module"
+static=$(pkg-config --static --cflags --libs uvmalloc-override)
+rpath=-Wl,-rpath,$build/preload:$build/lib
+
+check() { # name
+	local err
+	env -u LD_PRELOAD "$out/$1" 2>"$out/$1.err" || fail "$1 exited $?: $(cat "$out/$1.err")"
+	err=$(cat "$out/$1.err")
+	grep -q '^uvmalloc: objects' <<<"$err" || fail "$1: malloc_stats is not uvmalloc's: $err"
+	! grep -q 'Arena 0' <<<"$err" || fail "$1: glibc's malloc answered: $err"
+	local n
+	n=$(sed -n 's/^uvmalloc: objects \([0-9]*\) allocated.*/\1/p' <<<"$err")
+	[ "${n:-0}" -ge 1000 ] || fail "$1: $n objects through uvmalloc, the program made 1000: $err"
+	if [[ $1 != *static* ]]; then
+		ldd "$out/$1" | grep -q libuvmalloc-preload || fail "$1 does not link libuvmalloc-preload.so"
+	fi
+	echo "override: $1 ok ($n objects)"
+}
+
+cc -O1 -o "$out/c" "$root/tests/override_prog.c" $flags $rpath || fail "cc with uvmalloc-override"
+check c
+cc -O1 -static -o "$out/c-static" "$root/tests/override_prog.c" -L"$build/preload/static" $static 2>"$out/ld.err" ||
+	fail "cc -static with uvmalloc-override: $(cat "$out/ld.err")"
+check c-static
+c++ -O1 -o "$out/cxx" "$root/tests/override_prog.cc" $flags $rpath || fail "c++ with uvmalloc-override"
+check cxx
+c++ -O1 -static -o "$out/cxx-static" "$root/tests/override_prog.cc" -L"$build/preload/static" $static 2>"$out/ld.err" ||
+	fail "c++ -static with uvmalloc-override: $(cat "$out/ld.err")"
+check cxx-static
