@@ -10,6 +10,7 @@
 #include "init.h"
 #include "uvmalloc.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ struct uvm_option {
 	long long min, max;
 	const char *desc;
 	const char *const *words; /* a keyword setting: words[v] names value v */
+	bool live;                /* uvm_option_set may change it while the program runs */
 };
 
 static const char *const thp_words[] = { "never", "huge-only", "always", NULL };
@@ -32,33 +34,34 @@ static const struct uvm_option table[OPT__COUNT] = {
 			     "address space reserved per region (another, as large as all before it, when one is full; at most a quarter of what RLIMIT_AS leaves)" },
 	[OPT_LAZY_MAX] = { "UVM_LAZY_MAX", 0, 0, 1LL << 40,
 			   "lazily freed pages that trigger a purge, and the cap of pools; 0 = an eighth of the busy pages, "
-			   "between 256 and fls(CPUs) * 1024 (an eighth of the kernel's lazy_max_pages(): ours hold their pages)" },
+			   "between 256 and fls(CPUs) * 1024 (an eighth of the kernel's lazy_max_pages(): ours hold their pages)", .live = true },
 	[OPT_GUARD] = { "UVM_GUARD", 0, 0, 1,
 			"1 = install a real guard page after every area (MADV_GUARD_INSTALL, Linux 6.13+) so overflows fault" },
 	[OPT_NODES] = { "UVM_NODES", 0, 0, 128, "number of vmap nodes (busy trees, lazy lists, pools); 0 = one per CPU, at most 128" },
 	[OPT_PCP] = { "UVM_PCP", 1, 0, 1, "1 = per-thread caches of freed, still backed areas (bins and order lists); 0 = every free goes to the node" },
 	[OPT_PCP_HIGH] = { "UVM_PCP_HIGH", 64LL << 20, 0, 1LL << 40,
-			   "most bytes one thread's cache may grow to (its high watermark adapts between 4M and this)" },
+			   "most bytes one thread's cache may grow to (its high watermark adapts between 4M and this)", .live = true },
 	[OPT_THP] = { "UVM_THP", 2, 0, 2,
 		      "transparent huge pages: always = every area of 2M or more, huge-only = uvm_vmalloc_huge areas, never",
 		      thp_words },
 	[OPT_HUGETLB] = { "UVM_HUGETLB", 0, 0, 1,
 			  "1 = back the 2M-aligned body of huge areas with the kernel's hugetlb pool, THP when it is empty" },
 	[OPT_POPULATE] = { "UVM_POPULATE", 0, 0, 1,
-			   "1 = fault fresh areas in with one MADV_POPULATE_WRITE instead of one fault per page" },
+			   "1 = fault fresh areas in with one MADV_POPULATE_WRITE instead of one fault per page", .live = true },
 	[OPT_FAKE_NUMA] = { "UVM_FAKE_NUMA", 0, 0, 64,
 			    "split the address space into N pretend NUMA nodes (for tests on one-node machines); 0 = the real nodes" },
 	[OPT_SLAB_MAX] = { "UVM_SLAB_MAX", 3584, 0, 8 << 10,
 			   "largest malloc served from slabs (at most 8K); larger ones get areas of their own (their free state outside them); 0 = no slabs" },
 	[OPT_STATS] = { "UVM_STATS", 0, 0, 2,
 			"1 = print a summary of the allocator's statistics, overhead and fragmentation on stderr at exit; "
-			"json = the same as one JSON object", stats_words },
+			"json = the same as one JSON object", stats_words, .live = true },
 	[OPT_TRACE_SAMPLE] = { "UVM_TRACE_SAMPLE", 0, 0, 1LL << 31,
 			       "while vmtrace traces the alloc probe, time and report one allocation in N; 0 = none "
-			       "(vmtrace --sample sets it)" },
+			       "(vmtrace --sample sets it)", .live = true },
 };
 
 static long long values[OPT__COUNT];
+static void (*watchers[OPT__COUNT])(long long value);
 
 static int parse_word(const char *const *words, const char *s, long long *out)
 {
@@ -152,7 +155,49 @@ void options_init(void)
 		say_unknown();
 }
 
-long long option(enum uvm_option_id id) { return values[id]; }
+long long option(enum uvm_option_id id) { return __atomic_load_n(&values[id], __ATOMIC_RELAXED); }
+
+void option_watch(enum uvm_option_id id, void (*fn)(long long value)) { watchers[id] = fn; }
+
+/* The setting called name, with or without its UVM_ prefix, or NULL. */
+static const struct uvm_option *find(const char *name)
+{
+	for (int i = 0; name && i < OPT__COUNT; i++)
+		if (!strcmp(table[i].name, name) || !strcmp(table[i].name + 4, name))
+			return &table[i];
+	return NULL;
+}
+
+int uvm_option_get(const char *name, long long *value)
+{
+	const struct uvm_option *o = find(name);
+	int err = o ? uvm_init() : ENOENT;
+
+	if (!err)
+		*value = option((enum uvm_option_id)(o - table));
+	return err;
+}
+
+int uvm_option_set(const char *name, long long value)
+{
+	const struct uvm_option *o = find(name);
+	enum uvm_option_id id;
+	int err;
+
+	if (!o)
+		return ENOENT;
+	if ((err = uvm_init()))
+		return err;
+	if (!o->live)
+		return EPERM;
+	if (value < o->min || value > o->max)
+		return EINVAL;
+	id = (enum uvm_option_id)(o - table);
+	__atomic_store_n(&values[id], value, __ATOMIC_RELAXED);
+	if (watchers[id])
+		watchers[id](value);
+	return 0;
+}
 
 const char *uvm_version(void) { return UVM_VERSION; }
 

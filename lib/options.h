@@ -30,6 +30,8 @@ enum stats_mode { STATS_OFF, STATS_TEXT_MODE, STATS_JSON };
 /* Read the environment (secure_getenv: ignored in setuid programs).  Once, at init. */
 void options_init(void);
 long long option(enum uvm_option_id id);
+/* Call fn with the new value whenever uvm_option_set changes id (one watcher a setting: the layer that keeps a copy). */
+void option_watch(enum uvm_option_id id, void (*fn)(long long value));
 
 
 #endif

@@ -216,10 +216,18 @@ void pcp_heap_fold(struct pcp *p)
 
 size_t pcp_lists_size(unsigned nodes) { return (size_t)nodes * sizeof(struct pcp_node); }
 
+/* UVM_PCP_HIGH, at set-up and from uvm_option_set (caches off stay off: their heaps hold no areas). */
+static void set_high_max(long long bytes)
+{
+	if (option(OPT_PCP))
+		__atomic_store_n(&uvm__pcp_high_max, (size_t)bytes >> UVM_PAGE_SHIFT, __ATOMIC_RELAXED);
+}
+
 int pcp_init(unsigned nodes)
 {
 	reg.nodes = nodes;
-	uvm__pcp_high_max = option(OPT_PCP) ? (size_t)option(OPT_PCP_HIGH) >> UVM_PAGE_SHIFT : 0;
+	set_high_max(option(OPT_PCP_HIGH));
+	option_watch(OPT_PCP_HIGH, set_high_max);
 	return 0;
 }
 

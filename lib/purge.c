@@ -32,9 +32,10 @@ static struct {
 	uint64_t purges, purged_bytes;
 } purge = { .lock = UVM_LOCK_INIT };
 
-void purge_init(unsigned cpus)
+static unsigned purge_cpus;
+
+static void set_lazy_max(long long opt)
 {
-	long long opt = option(OPT_LAZY_MAX);
 
 	/*
 	 * The kernel's lazy_max_pages() is fls(CPUs) * 32 MiB, but its lazily
@@ -45,8 +46,16 @@ void purge_init(unsigned cpus)
 	 * workload repeated in one process grew from 226 to 290 MiB over 50
 	 * rounds (glibc flat at 220); with 4 MiB it levels off near 237.
 	 */
-	purge.fixed = opt != 0;
-	purge.lazy_max = opt ? (size_t)opt : fls_ul(cpus) * ((4u << 20) >> UVM_PAGE_SHIFT);
+	__atomic_store_n(&purge.fixed, opt != 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&purge.lazy_max, opt ? (size_t)opt : fls_ul(purge_cpus) * ((4u << 20) >> UVM_PAGE_SHIFT),
+			 __ATOMIC_RELAXED);
+}
+
+void purge_init(unsigned cpus)
+{
+	purge_cpus = cpus;
+	set_lazy_max(option(OPT_LAZY_MAX));
+	option_watch(OPT_LAZY_MAX, set_lazy_max); /* uvm_option_set */
 }
 
 size_t purge_lazy_max(void) { return purge.lazy_max; }

@@ -174,10 +174,17 @@ void uvm_stats_print(FILE *f)
  */
 static int stats_fd = -1;
 
+/* UVM_STATS at set-up, and turned on later by uvm_option_set: the copy of stderr is made then. */
+static void stats_set(long long mode)
+{
+	if (mode && stats_fd < 0)
+		stats_fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
+}
+
 void stats_init(void)
 {
-	if (option(OPT_STATS))
-		stats_fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
+	stats_set(option(OPT_STATS));
+	option_watch(OPT_STATS, stats_set);
 }
 
 __attribute__((destructor)) static void stats_at_exit(void)
@@ -185,7 +192,7 @@ __attribute__((destructor)) static void stats_at_exit(void)
 	char buf[STATS_TEXT];
 	int n;
 
-	if (stats_fd < 0 || !atomic_load_explicit(&uvm_ready, memory_order_acquire))
+	if (stats_fd < 0 || !option(OPT_STATS) || !atomic_load_explicit(&uvm_ready, memory_order_acquire))
 		return;
 	n = format(buf, sizeof(buf), option(OPT_STATS) == STATS_JSON);
 	if (n > 0 && write(stats_fd, buf, (size_t)n) < 0)

@@ -33,7 +33,13 @@ UVM_TRACE_DEFINE(slab_release);
 /* Written by vmtrace --sample N (through the descriptor, which holds its address). */
 volatile unsigned uvm__trace_sample;
 
-void trace_init(void) { uvm__trace_sample = (unsigned)option(OPT_TRACE_SAMPLE); }
+static void set_sample(long long every) { uvm__trace_sample = (unsigned)every; }
+
+void trace_init(void)
+{
+	set_sample(option(OPT_TRACE_SAMPLE));
+	option_watch(OPT_TRACE_SAMPLE, set_sample);
+}
 
 __thread unsigned trace_countdown __attribute__((tls_model("initial-exec")));
 __thread unsigned trace_ticks __attribute__((tls_model("initial-exec")));

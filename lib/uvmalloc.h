@@ -217,6 +217,27 @@ UVM_API const char *uvm_version(void);
 /* Print every UVM_* setting: name, value in force, default, what it does. */
 UVM_API void uvm_settings(FILE *f);
 
+/*
+ * A setting by its name, with or without the UVM_ prefix ("UVM_LAZY_MAX"
+ * or "LAZY_MAX"): the value in force into *value; a keyword setting gives
+ * its word's index (UVM_THP: never 0, huge-only 1, always 2; UVM_STATS:
+ * json 2).  0, ENOENT for no such setting, or the set-up's error.
+ */
+UVM_API int uvm_option_get(const char *name, long long *value);
+
+/*
+ * Change a setting while the program runs, in the units of its variable
+ * (bytes, pages, counts).  These can change: UVM_LAZY_MAX (from the next
+ * free that counts lazy pages), UVM_PCP_HIGH (how far thread caches may
+ * grow, from their next overflow: a lower one drains them as they overflow
+ * or decay, not at once), UVM_POPULATE (fresh areas from now on),
+ * UVM_STATS (what exit prints) and UVM_TRACE_SAMPLE.  The rest shape the
+ * address space, the caches and the slabs at set-up and stay.  0; ENOENT
+ * for no such setting, EPERM for one that cannot change, EINVAL for a value
+ * outside its range (uvm_settings and the README give them).
+ */
+UVM_API int uvm_option_set(const char *name, long long value);
+
 #ifdef __cplusplus
 }
 #endif
