@@ -21,6 +21,7 @@
 #include "heap.h"
 #include "init.h"
 #include "meta.h"
+#include "os.h"
 #include "pcp.h"
 #include "slab.h"
 #include "vnode.h"
@@ -70,6 +71,7 @@ int uvm_frag_stats(struct uvm_frag *out, size_t size)
 		f.lazy_bytes = st.lazy_bytes;
 		f.pooled_bytes = st.pooled_bytes;
 		f.rounding_bytes = vn_busy_rounding();
+		os_process_rss(&f.process_rss_bytes, &f.process_peak_rss_bytes);
 		f.metadata_bytes = frag_metadata_bytes();
 		f.requested_bytes = pcp_requested();
 		f.handed_bytes = frag_handed_bytes(&st);

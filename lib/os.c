@@ -8,9 +8,11 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <numaif.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -169,6 +171,34 @@ int os_guard_remove(uintptr_t addr, size_t size)
 		return 0;
 	count(&nr_madvise);
 	return madvise((void *)addr, size, MADV_GUARD_REMOVE) ? errno : 0;
+}
+
+/* The kB figure after "key" in a /proc status text, in bytes; 0 if absent. */
+static uint64_t status_kb(const char *text, const char *key)
+{
+	const char *p = strstr(text, key);
+	uint64_t kb = 0;
+
+	if (!p)
+		return 0;
+	for (p += strlen(key); *p == ' ' || *p == '\t'; p++)
+		;
+	for (; *p >= '0' && *p <= '9'; p++)
+		kb = kb * 10 + (uint64_t)(*p - '0');
+	return kb << 10;
+}
+
+void os_process_rss(uint64_t *rss, uint64_t *peak)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	*rss = status_kb(buf, "VmRSS:");
+	*peak = status_kb(buf, "VmHWM:");
 }
 
 size_t os_resident(uintptr_t addr, size_t size)

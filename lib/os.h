@@ -21,6 +21,12 @@ int os_commit(uintptr_t addr, size_t size);
 int os_release(uintptr_t addr, size_t size);
 /* Bytes of [addr, addr + size) (page aligned) that are resident now (mincore; no syscall counted: stats only). */
 size_t os_resident(uintptr_t addr, size_t size);
+/*
+ * The whole process's resident bytes now and at their peak (VmRSS and
+ * VmHWM of /proc/self/status: unlike ru_maxrss, not the forking parent's
+ * mark carried across exec); 0 when unreadable.  No allocation.
+ */
+void os_process_rss(uint64_t *rss, uint64_t *peak);
 /* Plain read/write anonymous memory for lib/'s own metadata, backed as it is touched. */
 void *os_alloc_meta(size_t size);
 

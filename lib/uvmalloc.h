@@ -195,6 +195,8 @@ struct uvm_frag {
 	 * size is not kept.
 	 */
 	uint64_t rounding_bytes;
+	/* Appended: the whole process's resident bytes (VmRSS) and their peak so far (VmHWM), the allocator's or not */
+	uint64_t process_rss_bytes, process_peak_rss_bytes;
 };
 
 /*

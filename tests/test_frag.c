@@ -189,6 +189,22 @@ Test(frag, live_rounding_follows_the_areas)
 	cr_assert_eq(frag().rounding_bytes, base);
 }
 
+/* The process's resident bytes and their peak: a 64 MiB block written and given back stays in the peak. */
+Test(frag, process_peak_rss_keeps_the_high_water_mark)
+{
+	struct uvm_frag f0 = frag(), f;
+	char *p = uvm_vmalloc(64 << 20);
+
+	memset(p, 1, 64 << 20);
+	uvm_vfree(p);
+	uvm_purge();
+	f = frag();
+	cr_assert_gt(f0.process_rss_bytes, 0);
+	cr_assert_geq(f0.process_peak_rss_bytes, f0.process_rss_bytes);
+	cr_assert_geq(f.process_peak_rss_bytes, f0.process_rss_bytes + ((uint64_t)60 << 20), "the peak missed the block");
+	cr_assert_lt(f.process_rss_bytes, f.process_peak_rss_bytes - ((uint64_t)32 << 20), "the block is still resident");
+}
+
 /* The text summary prints the struct's figures. */
 Test(frag, text_summary_agrees)
 {
