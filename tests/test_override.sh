@@ -33,11 +33,11 @@ check() { # name
 
 cc -O1 -o "$out/c" "$root/tests/override_prog.c" $flags $rpath || fail "cc with uvmalloc-override"
 check c
-cc -O1 -static -o "$out/c-static" "$root/tests/override_prog.c" -L"$build/preload/static" $static 2>"$out/ld.err" ||
+cc -O1 -static -o "$out/c-static" "$root/tests/override_prog.c" $static 2>"$out/ld.err" ||
 	fail "cc -static with uvmalloc-override: $(cat "$out/ld.err")"
 check c-static
 c++ -O1 -o "$out/cxx" "$root/tests/override_prog.cc" $flags $rpath || fail "c++ with uvmalloc-override"
 check cxx
-c++ -O1 -static -o "$out/cxx-static" "$root/tests/override_prog.cc" -L"$build/preload/static" $static 2>"$out/ld.err" ||
+c++ -O1 -static -o "$out/cxx-static" "$root/tests/override_prog.cc" $static 2>"$out/ld.err" ||
 	fail "c++ -static with uvmalloc-override: $(cat "$out/ld.err")"
 check cxx-static

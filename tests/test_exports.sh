@@ -1,0 +1,54 @@
+#!/bin/bash
+# tests/test_exports.sh BUILD - the library shows a program its public names only: every global
+# symbol that libuvmalloc.so exports and that libuvmalloc.a defines is uvm_* (or uvm__*), and the
+# preload libraries add the malloc family and C++ operator new/delete, nothing else. A program with
+# functions named like our internals (slab_alloc, numa_setup, rb_insert) links statically with
+# libuvmalloc.a and calls both.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+public='^uvm_'
+malloc_family='^(malloc|free|calloc|realloc|reallocarray|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size|malloc_trim|mallinfo2?|malloc_stats|_Z(nw|na|dl|da)[a-zA-Z0-9_]*)$'
+
+# name KIND FILE ALLOWED: the defined global symbols of FILE that ALLOWED (an ERE) does not match
+stray() {
+	local syms
+	if [ "$1" = so ]; then syms=$(nm -D --defined-only "$2"); else syms=$(nm -g --defined-only "$2"); fi
+	awk 'NF == 3 { print $3 }' <<<"$syms" | grep -Ev "$3" | sort -u || true
+}
+check() { # KIND FILE ALLOWED
+	[ -e "$2" ] || fail "$2 not built"
+	local s
+	s=$(stray "$1" "$2" "$3")
+	[ -z "$s" ] || fail "$(basename "$2") exports names that are not public: $(tr '\n' ' ' <<<"$s")"
+	echo "exports: $(basename "$2") ok"
+}
+check so "$build/lib/libuvmalloc.so" "$public"
+check a "$build/lib/libuvmalloc.a" "$public"
+check so "$build/preload/libuvmalloc-preload.so" "$malloc_family"
+check a "$build/preload/libuvmalloc-preload.a" "$public|$malloc_family"
+
+cat >"$out/clash.c" <<'C'
+#include <stdio.h>
+#include "uvmalloc.h"
+/* Names the library uses inside: a program may have its own. */
+int slab_alloc(void) { return 1; }
+int numa_setup(void) { return 2; }
+int rb_insert(void) { return 3; }
+int main(void)
+{
+	void *p = uvm_vmalloc(4096);
+	int ok = p && slab_alloc() + numa_setup() + rb_insert() == 6;
+	uvm_vfree(p);
+	puts(ok ? "both" : "wrong");
+	return !ok;
+}
+C
+cc -static -o "$out/clash" "$out/clash.c" -I"$root/lib" "$build/lib/libuvmalloc.a" -lnuma -lhugetlbfs -pthread -ldl \
+	2>"$out/ld.err" || fail "a program with names like our internals does not link with libuvmalloc.a: $(cat "$out/ld.err")"
+[ "$("$out/clash")" = both ] || fail "the clash program got the wrong functions"
+echo "exports: a program's slab_alloc, numa_setup and rb_insert link beside libuvmalloc.a"
