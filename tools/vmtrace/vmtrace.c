@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,10 +56,10 @@ static void usage(FILE *f)
 	fprintf(f, "usage: vmtrace [-p PID] [-i SECONDS] [-d SECONDS] [--json] [--sample N] [--lib PATH] [--svg FILE] [--version]\n"
 		   "               [-- COMMAND [ARG...]]\n"
 		   "  (no -p, no COMMAND)  every process that maps the library\n"
-		   "  -p PID        one running process\n"
-		   "  -- COMMAND    start COMMAND and follow it and its children until it exits\n"
-		   "  -i SECONDS    interval between lines (default 1)\n"
-		   "  -d SECONDS    stop after this long (a COMMAND goes on running, untraced)\n"
+		   "  -p, --pid PID            one running process\n"
+		   "  -- COMMAND               start COMMAND and follow it and its children until it exits\n"
+		   "  -i, --interval SECONDS   interval between lines (default 1)\n"
+		   "  -d, --duration SECONDS   stop after this long (a COMMAND goes on running, untraced)\n"
 		   "  --json        one JSON object per interval, and one at the end\n"
 		   "  --sample N    time and report one allocation in N (sizes, latency, call sites); default 0 = off\n"
 		   "  --lib PATH    the libuvmalloc.so.0 to trace (default: the process's, or the one vmtrace was built with)\n"
@@ -80,60 +81,84 @@ static int fail(int code, const char *fmt, const char *arg)
 
 #define MAX_SECONDS (86400.0 * 366 * 10)
 
+/* One option's value into o; EXIT_USAGE with the reason when it is not one. */
+static int option_value(int c, const char *v, struct options *o)
+{
+	unsigned long long n;
+
+	switch (c) {
+	case 'p':
+		if (!parse_count(v, 1, INT32_MAX, &n))
+			return fail(EXIT_USAGE, "-p needs a process id (a whole number from 1), not %s", v);
+		o->pid = (pid_t)n;
+		return 0;
+	case 'i':
+		return parse_seconds(v, 0.01, MAX_SECONDS, &o->interval) ? 0 :
+			fail(EXIT_USAGE, "-i needs a number of seconds from 0.01, not %s", v);
+	case 'd':
+		return parse_seconds(v, 0, MAX_SECONDS, &o->duration) ? 0 :
+			fail(EXIT_USAGE, "-d needs a number of seconds from 0 (0 = until the end), not %s", v);
+	case 'S':
+		if (!parse_count(v, 0, 1ull << 31, &n))
+			return fail(EXIT_USAGE, "--sample needs a whole number from 0 to 2147483648, not %s", v);
+		o->sample = (unsigned)n;
+		return 0;
+	case 'L':
+		o->lib = v;
+		return 0;
+	default: /* 'G' */
+		o->svg = v;
+		return 0;
+	}
+}
+
+/* getopt_long's parse: short and long forms (-i 1, --interval=1), "--" before the command. */
 static int parse(int argc, char **argv, struct options *o)
 {
-	*o = (struct options){ .interval = 1 };
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },      { "interval", required_argument, NULL, 'i' },
+		{ "duration", required_argument, NULL, 'd' }, { "json", no_argument, NULL, 'J' },
+		{ "sample", required_argument, NULL, 'S' },   { "lib", required_argument, NULL, 'L' },
+		{ "svg", required_argument, NULL, 'G' },      { "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
+	};
+	int c, err;
 
-		if (!strcmp(a, "--")) {
-			o->command = &argv[i + 1];
-			break;
-		} else if (!strcmp(a, "--json")) {
+	*o = (struct options){ .interval = 1 };
+	opterr = 0; /* our messages name the argument and what it takes */
+	while ((c = getopt_long(argc, argv, "+:p:i:d:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'J':
 			o->json = true;
-		} else if (!strcmp(a, "--version")) {
+			break;
+		case 'V':
 			printf("vmtrace (uvmalloc) %s\n", UVM_VERSION);
 			exit(0);
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		case 'h':
 			usage(stdout);
 			exit(0);
-		} else if (v && !strcmp(a, "-p")) {
-			unsigned long long pid;
+		case ':':
+			return fail(EXIT_USAGE, "%s needs a value", argv[optind - 1]);
+		case '?': {
+			char opt[3] = { '-', (char)optopt, 0 };
 
-			if (!parse_count(v, 1, INT32_MAX, &pid))
-				return fail(EXIT_USAGE, "-p needs a process id (a whole number from 1), not %s", v);
-			o->pid = (pid_t)pid;
-			i++;
-		} else if (v && !strcmp(a, "-i")) {
-			if (!parse_seconds(v, 0.01, MAX_SECONDS, &o->interval))
-				return fail(EXIT_USAGE, "-i needs a number of seconds from 0.01, not %s", v);
-			i++;
-		} else if (v && !strcmp(a, "-d")) {
-			if (!parse_seconds(v, 0, MAX_SECONDS, &o->duration))
-				return fail(EXIT_USAGE, "-d needs a number of seconds from 0 (0 = until the end), not %s", v);
-			i++;
-		} else if (v && !strcmp(a, "--sample")) {
-			unsigned long long n;
-
-			if (!parse_count(v, 0, 1ull << 31, &n))
-				return fail(EXIT_USAGE, "--sample needs a whole number from 0 to 2147483648, not %s", v);
-			o->sample = (unsigned)n;
-			i++;
-		} else if (v && !strcmp(a, "--lib")) {
-			o->lib = v;
-			i++;
-		} else if (v && !strcmp(a, "--svg")) {
-			o->svg = v;
-			i++;
-		} else {
-			usage(stderr);
-			return fail(EXIT_USAGE, "unknown or incomplete argument %s", a);
+			/* optopt names a short option; a long one is the argument getopt just passed */
+			return fail(EXIT_USAGE, "unknown option %s (vmtrace --help lists them)", optopt ? opt : argv[optind - 1]);
+		}
+		default:
+			if ((err = option_value(c, optarg, o)))
+				return err;
 		}
 	}
-	if ((o->pid && o->command) || (o->command && !o->command[0])) {
-		usage(stderr);
-		return EXIT_USAGE;
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--"))
+			return fail(EXIT_USAGE, "unexpected argument %s (a command to start goes after --)", argv[optind]);
+		o->command = &argv[optind];
+	} else if (optind > 1 && !strcmp(argv[optind - 1], "--")) {
+		return fail(EXIT_USAGE, "%s", "-- needs a command to start");
 	}
+	if (o->pid && o->command)
+		return fail(EXIT_USAGE, "%s", "-p and -- COMMAND exclude each other: trace a running process or start one");
 	return 0;
 }
 
