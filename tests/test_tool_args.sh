@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/test_tool_args.sh VERSION UVMDEMO TOOL... - uvmdemo's numbers are strict: a negative, a word,
 # trailing junk or one past the limit is named on stderr with exit status 2 and nothing runs; a good one
-# runs.  Every tool answers --version with the project's version.
+# runs.  So are allocwork's (one of TOOL...), with its long forms.  Every tool answers --version with
+# the project's version.
 set -u
 version=$1 uvmdemo=$2
 shift 2
@@ -13,6 +14,17 @@ for bad in "--rounds -1" "--rounds abc" "--rounds 5x" "--rounds 1000001" "--line
 	echo "$out" | grep -q -- "$word" || fail "uvmdemo $bad: the message does not name $word: $out"
 done
 timeout 60 "$uvmdemo" --rounds 2 --lines 5 > /dev/null || fail "uvmdemo --rounds 2 --lines 5 failed"
+# allocwork (getopt_long): each refusal names what is wrong, exit 2; long forms work.
+for tool in "$@"; do case $tool in *allocwork) allocwork=$tool ;; esac; done
+for bad in "-t 0 larson:-t needs" "-t x larson:-t needs" "--scale 5000 larson:-s needs" "-s:-s needs a value" \
+	"--bogus larson:unknown option --bogus" "nosuch:unknown workload nosuch" ":a workload is needed" \
+	"larson mixed:one workload at a time"; do
+	args=${bad%%:*} want=${bad#*:}
+	out=$(timeout 10 "$allocwork" $args 2>&1 >/dev/null); rc=$?
+	[ $rc -eq 2 ] || fail "allocwork $args exited $rc, not 2"
+	grep -qF -- "$want" <<<"$out" || fail "allocwork $args: $out (wanted: $want)"
+done
+timeout 60 "$allocwork" --threads=1 --scale 1 --json frag > /dev/null || fail "allocwork --threads=1 --scale 1 --json frag failed"
 for tool in "$uvmdemo" "$@"; do
 	out=$("$tool" --version) || fail "$tool --version failed"
 	case $out in *"(uvmalloc) $version"*) ;; *) fail "$tool --version says: $out" ;; esac

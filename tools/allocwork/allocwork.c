@@ -3,6 +3,7 @@
  * and reports what it did and how long the work took (start-up excluded).
  * tools/vmcompare runs it under each allocator in turn.
  */
+#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "procstat.h"
 #include "work.h"
 
@@ -95,64 +97,76 @@ void work_replace(struct work_lane *w, struct work_slot *s, uint64_t size)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: allocwork [-t THREADS] [-s SCALE] [--json] [--version] WORKLOAD\n"
-		   "  -t THREADS  threads (prodcons: THREADS/2 producer/consumer pairs); default 1\n"
-		   "  -s SCALE    multiplies the amount of work; default 1\n"
-		   "  --json      one JSON object instead of a line of text\n"
+		   "  -t, --threads THREADS  threads (prodcons: THREADS/2 producer/consumer pairs), 1 to 4096; default 1\n"
+		   "  -s, --scale SCALE      multiplies the amount of work, 1 to 4096; default 1\n"
+		   "  --json                 one JSON object instead of a line of text\n"
 		   "  workloads:\n");
 	for (size_t i = 0; i < NR_WORKLOADS; i++)
 		fprintf(f, "    %-9s %s\n", workloads[i]->name, workloads[i]->stresses);
 }
 
-static long number(const char *s)
+/* The workload called name, or NULL. */
+static const struct workload *workload_named(const char *name)
 {
-	char *end;
-	long v = strtol(s ? s : "", &end, 10);
+	for (size_t k = 0; k < NR_WORKLOADS; k++)
+		if (!strcmp(name, workloads[k]->name))
+			return workloads[k];
+	return NULL;
+}
 
-	return s && *s && !*end && v > 0 && v <= 4096 ? v : -1;
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "allocwork: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (allocwork --help lists what it takes)\n");
+	return 2;
 }
 
 int main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "threads", required_argument, NULL, 't' }, { "scale", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'J' },          { "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
+	};
 	struct work_args a = { 1, 1 };
-	const struct workload *w = NULL;
+	const struct workload *w;
 	struct work_result r = { 0 };
 	struct timespec t0, t1;
 	bool json = false;
+	unsigned long long v;
 	double secs;
+	int c;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-t") || !strcmp(argv[i], "-s")) {
-			long v = number(argv[i + 1]);
-
-			if (v < 0) {
-				fprintf(stderr, "allocwork: %s needs a number from 1 to 4096\n", argv[i]);
-				return 2;
-			}
-			*(argv[i][1] == 't' ? &a.threads : &a.scale) = v;
-			i++;
-		} else if (!strcmp(argv[i], "--json")) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:s:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+		case 's':
+			if (!parse_count(optarg, 1, 4096, &v))
+				return usage_error(c == 't' ? "-t needs a whole number from 1 to 4096, not %s"
+							    : "-s needs a whole number from 1 to 4096, not %s", optarg);
+			*(c == 't' ? &a.threads : &a.scale) = (long)v;
+			break;
+		case 'J':
 			json = true;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			break;
+		case 'h':
 			usage(stdout);
 			return 0;
-		} else if (!strcmp(argv[i], "--version")) {
+		case 'V':
 			printf("allocwork (uvmalloc) %s\n", UVM_VERSION);
 			return 0;
-		} else {
-			for (size_t k = 0; k < NR_WORKLOADS; k++)
-				if (!strcmp(argv[i], workloads[k]->name))
-					w = workloads[k];
-			if (!w) {
-				fprintf(stderr, "allocwork: unknown workload %s\n", argv[i]);
-				usage(stderr);
-				return 2;
-			}
+		case ':':
+			return usage_error("%s needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option %s", optopt ? (char[]){ '-', (char)optopt, 0 } : argv[optind - 1]);
 		}
 	}
-	if (!w) {
-		usage(stderr);
-		return 2;
-	}
+	if (optind != argc - 1)
+		return usage_error("%s", optind == argc ? "a workload is needed" : "one workload at a time");
+	if (!(w = workload_named(argv[optind])))
+		return usage_error("unknown workload %s", argv[optind]);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	w->run(&a, &r);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
