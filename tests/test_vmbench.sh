@@ -35,7 +35,14 @@ t = d["workers"][0]["tests"]
 assert len(t) == 1 and t[0]["name"] == "fix_size_alloc_test" and t[0]["passed"] == 1, t
 ' || fail "--json"
 
-if "$vmbench" bogus=1 2>/dev/null; then fail "an unknown parameter was accepted"; fi
+# Refusals name what is wrong, exit 2 (getopt_long for the options, name=value for test_vmalloc's parameters).
+for bad in "bogus=1:unknown parameter bogus" "nr_pages=x:nr_pages needs a number" "stray:unexpected argument stray" \
+	"--api=x:--api takes uvm or malloc" "--bogus:unknown option --bogus" "--api:--api needs a value"; do
+	args=${bad%%:*} want=${bad#*:}
+	out=$("$vmbench" $args 2>&1 >/dev/null) && fail "vmbench $args was accepted"
+	[ $? -eq 2 ] || fail "vmbench $args: not a usage error (2)"
+	grep -qF -- "$want" <<<"$out" || fail "vmbench $args: $out (wanted: $want)"
+done
 "$vmbench" run_test_mask=1024 > /dev/null 2>&1 && fail "a mask of no case ran nothing and passed"
 [ $? -eq 2 ] || fail "a mask of no case is not a usage error (2)"
 echo "vmbench: ok"

@@ -8,6 +8,8 @@
  * "avg" is the wall time of one whole call (all test_loop_count
  * iterations) averaged over the repeats.
  */
+#include <errno.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -120,20 +122,27 @@ static int set_param(struct params *p, const char *arg)
 	char *end;
 	long v;
 
-	if (!eq)
+	if (!eq) {
+		fprintf(stderr, "vmbench: unexpected argument %s (parameters are name=value)\n", arg);
 		return -1;
-	v = strtol(eq + 1, &end, 0);
-	if (*end || end == eq + 1)
-		return -1;
+	}
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		if (strlen(table[i].name) != (size_t)(eq - arg) || strncmp(arg, table[i].name, (size_t)(eq - arg)))
 			continue;
+		/* test_vmalloc's module parameters: a number in any C base, clamped as it clamps them */
+		errno = 0;
+		v = strtol(eq + 1, &end, 0);
+		if (*end || end == eq + 1 || errno) {
+			fprintf(stderr, "vmbench: %.*s needs a number, not %s\n", (int)(eq - arg), arg, eq + 1);
+			return -1;
+		}
 		if (table[i].flag)
 			*(bool *)((char *)p + table[i].off) = v != 0;
 		else
 			*(long *)((char *)p + table[i].off) = v;
 		return 0;
 	}
+	fprintf(stderr, "vmbench: unknown parameter %.*s\n", (int)(eq - arg), arg);
 	return -1;
 }
 
@@ -162,25 +171,44 @@ static int parse(int argc, char **argv, struct params *p)
 			      .be = &backend_uvm };
 	for (unsigned i = 0; i < bench_nr_cases; i++)
 		p->run_test_mask |= 1L << bench_cases[i].bit;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--api=uvm"))
-			p->be = &backend_uvm;
-		else if (!strcmp(argv[i], "--api=malloc"))
-			p->be = &backend_malloc;
-		else if (!strcmp(argv[i], "--json"))
+	static const struct option longopts[] = {
+		{ "api", required_argument, NULL, 'A' }, { "json", no_argument, NULL, 'J' },
+		{ "version", no_argument, NULL, 'V' },   { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'A':
+			if (!strcmp(optarg, "uvm") || !strcmp(optarg, "malloc")) {
+				p->be = optarg[0] == 'u' ? &backend_uvm : &backend_malloc;
+				break;
+			}
+			fprintf(stderr, "vmbench: --api takes uvm or malloc, not %s\n", optarg);
+			return 2;
+		case 'J':
 			p->json = true;
-		else if (!strcmp(argv[i], "--version")) {
+			break;
+		case 'V':
 			printf("vmbench (uvmalloc) %s\n", UVM_VERSION);
 			exit(0);
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		case 'h':
 			usage(stdout);
 			exit(0);
-		} else if (set_param(p, argv[i])) {
-			fprintf(stderr, "vmbench: unknown argument %s\n", argv[i]);
-			usage(stderr);
+		case ':':
+			fprintf(stderr, "vmbench: %s needs a value\n", argv[optind - 1]);
+			return 2;
+		default:
+			fprintf(stderr, "vmbench: unknown option %s (vmbench --help lists them)\n",
+				optopt ? (char[]){ '-', (char)optopt, 0 } : argv[optind - 1]);
 			return 2;
 		}
 	}
+	for (int i = optind; i < argc; i++)
+		if (set_param(p, argv[i]))
+			return 2;
 	if (!any_case(p)) {
 		fprintf(stderr, "vmbench: run_test_mask=%ld selects no case\n", p->run_test_mask);
 		usage(stderr);
