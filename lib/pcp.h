@@ -37,7 +37,7 @@ struct heap;
 struct pcp_list {
 	struct list_head head; /* hottest first */
 	uint32_t count;
-	uint32_t marked;       /* its bit in binmap is set (bins only) */
+	uint32_t marked;       /* its bit in binmap is set (bins); always set for an order list, which has no bit */
 };
 
 /* One NUMA node's lists: bins by exact page count, then orders. */
