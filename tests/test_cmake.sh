@@ -1,0 +1,24 @@
+#!/bin/bash
+# tests/test_cmake.sh BUILD VERSION - uvmalloc for CMake users: meson installs the build into a scratch
+# root, and tests/cmake, a CMake project, find_package(uvmalloc)s it there (the relocatable
+# uvmallocConfig.cmake), links uvmalloc::uvmalloc and uvmalloc::override, and its programs run on
+# uvmalloc. Skipped (77) where cmake is not installed.
+set -euo pipefail
+build=$(cd "$1" && pwd) version=$2
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+command -v cmake >/dev/null || { echo "SKIP: no cmake"; exit 77; }
+
+meson install -C "$build" --destdir "$out/root" --no-rebuild >"$out/install.log" 2>&1 ||
+	fail "meson install failed: $(tail -5 "$out/install.log")"
+prefix=$(meson introspect --buildoptions "$build" | python3 -c 'import json, sys; print([o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"][0])')
+cmake -S "$root/tests/cmake" -B "$out/b" -DCMAKE_PREFIX_PATH="$out/root$prefix" >"$out/cmake.log" 2>&1 ||
+	fail "find_package(uvmalloc) failed: $(tail -20 "$out/cmake.log")"
+cmake --build "$out/b" >"$out/build.log" 2>&1 || fail "the CMake project does not build: $(tail -20 "$out/build.log")"
+api=$("$out/b/cmake_api") || fail "cmake_api failed"
+[ "$api" = "api $version" ] || fail "cmake_api printed: $api"
+err=$("$out/b/cmake_override" 2>&1 >/dev/null) || fail "cmake_override failed"
+grep -q '^uvmalloc: objects' <<<"$err" || fail "cmake_override's malloc is not uvmalloc's: $err"
+echo "cmake: find_package(uvmalloc), uvmalloc::uvmalloc and uvmalloc::override work"
