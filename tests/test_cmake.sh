@@ -3,12 +3,8 @@
 # root, and tests/cmake, a CMake project, find_package(uvmalloc)s it there (the relocatable
 # uvmallocConfig.cmake), links uvmalloc::uvmalloc and uvmalloc::override, and its programs run on
 # uvmalloc. Skipped (77) where cmake is not installed.
-set -euo pipefail
+. "$(dirname "$0")/common.sh"
 build=$(cd "$1" && pwd) version=$2
-root=$(cd "$(dirname "$0")/.." && pwd)
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 command -v cmake >/dev/null || { echo "SKIP: no cmake"; exit 77; }
 
 meson install -C "$build" --destdir "$out/root" --no-rebuild >"$out/install.log" 2>&1 ||

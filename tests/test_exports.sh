@@ -4,12 +4,8 @@
 # preload libraries add the malloc family and C++ operator new/delete, nothing else. A program with
 # functions named like our internals (slab_alloc, numa_setup, rb_insert) links statically with
 # libuvmalloc.a and calls both.
-set -euo pipefail
+. "$(dirname "$0")/common.sh"
 build=$(cd "$1" && pwd)
-root=$(cd "$(dirname "$0")/.." && pwd)
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 public='^uvm_'
 malloc_family='^(malloc|free|calloc|realloc|reallocarray|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size|malloc_trim|mallinfo2?|malloc_stats|_Z(nw|na|dl|da)[a-zA-Z0-9_]*)$'

@@ -3,12 +3,8 @@
 # flags `pkg-config uvmalloc-override` gives (the build tree's uninstalled .pc), a C and a C++ program,
 # each linked dynamically and with -static, no LD_PRELOAD. Each must allocate through uvmalloc
 # (malloc_stats prints uvmalloc's summary, with the program's 1000 objects) and not through glibc.
-set -euo pipefail
+. "$(dirname "$0")/common.sh"
 build=$(cd "$1" && pwd)
-root=$(cd "$(dirname "$0")/.." && pwd)
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 export PKG_CONFIG_PATH=$build/meson-uninstalled
 flags=$(pkg-config --cflags --libs uvmalloc-override) || fail "no uvmalloc-override pkg-config module"

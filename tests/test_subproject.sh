@@ -3,12 +3,8 @@
 # checkout as subprojects/uvmalloc, configures with no option of ours and links dependency('uvmalloc')
 # and dependency('uvmalloc-override'). Its programs must run on uvmalloc, and the subproject must have
 # built its libraries only (no tools, no tests, so neither Criterion, BPF nor Chromium is needed).
-set -euo pipefail
+. "$(dirname "$0")/common.sh"
 version=$1
-root=$(cd "$(dirname "$0")/.." && pwd)
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 cp -r "$root/tests/subproject" "$out/parent"
 mkdir "$out/parent/subprojects"
