@@ -183,6 +183,7 @@ static uvm_noinline void free_foreign(struct heap *h, struct vmap_area *va)
 
 	pcp_count_free(h, va_pages(va));
 	va->cache = NULL; /* in no cache: the inbox's areas are not to be merged */
+	atomic_store_explicit(&va->live, 0, memory_order_release); /* only now: VA_FREEING */
 	if (va->heap && pcp_give_back(va))
 		return;
 	list_add(&va->list, &one);
@@ -221,12 +222,21 @@ struct vmap_area *area_take(uintptr_t addr)
 	if (!va)
 		return NULL;
 	if (likely(h && va->heap == h)) {
-		if (unlikely(!atomic_load_explicit(&va->live, memory_order_relaxed)))
+		uint32_t live = atomic_load_explicit(&va->live, memory_order_relaxed);
+
+		if (unlikely(!live || live == VA_FREEING))
 			return NULL;
 		atomic_store_explicit(&va->live, 0, memory_order_relaxed);
 		return va;
 	}
-	return atomic_exchange_explicit(&va->live, 0, memory_order_acq_rel) ? va : NULL;
+	/* Not 0 until free_foreign has cleared va->cache (VA_FREEING says why). */
+	for (uint32_t live = atomic_load_explicit(&va->live, memory_order_relaxed);;) {
+		if (!live || live == VA_FREEING)
+			return NULL;
+		if (atomic_compare_exchange_weak_explicit(&va->live, &live, VA_FREEING, memory_order_acq_rel,
+							  memory_order_relaxed))
+			return va;
+	}
 }
 
 struct vmap_area *area_find(uintptr_t addr)

@@ -338,12 +338,21 @@ bool pcp_absorb_next(struct heap *h, struct vmap_area *va, uintptr_t end)
 {
 	struct pcp *p = &h->pcp;
 	va_slot_t *slot = arena_slot(va->va_end);
-	struct vmap_area *next = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+	struct vmap_area *next;
 
-	if (!next || !cached_in(p, next) || next->va_start != va->va_end || next->va_end < end ||
-	    ((va->flags | next->flags) & VA_HUGETLB))
-		return false;
+	/*
+	 * Looked at inside the heap: a claimer (uvm_purge, decay) may drain the
+	 * neighbour between a look from outside and the unlink, which then
+	 * unlinked it a second time (a list's count and the cache's pages ran
+	 * below zero, and the next drain spun forever).
+	 */
 	heap_enter(h);
+	next = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+	if (!next || !cached_in(p, next) || next->va_start != va->va_end || next->va_end < end ||
+	    ((va->flags | next->flags) & VA_HUGETLB)) {
+		heap_leave(h);
+		return false;
+	}
 	unlink_cached(p, next);
 	p->alloc_pages += va_pages(next); /* live bytes grow by all of it, its guard page included: no area more */
 	heap_leave(h);

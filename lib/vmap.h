@@ -45,6 +45,14 @@
 #define VA_LIVE 1u
 #define VA_LIVE_BIN 2u
 #define VA_LIVE_LIST 3u
+/*
+ * Another thread's free in progress (area_take to free_foreign): neither
+ * live nor cached.  While it ran with the flag already 0, the area still
+ * named its owner's list in va->cache, and the owner, joining its cached
+ * neighbours (pcp_put, vrealloc), took it for a cached one and unlinked an
+ * area that was on no list.
+ */
+#define VA_FREEING 4u
 #define VA_OWNER_SHIFT 16
 
 struct vmap_area {
@@ -56,7 +64,7 @@ struct vmap_area {
 		const void *caller;      /* busy and lazy only: who allocated it */
 	};
 	uint32_t flags;
-	_Atomic uint32_t live; /* VA_LIVE or VA_LIVE_BIN while a user owns it, else 0 */
+	_Atomic uint32_t live; /* VA_LIVE, VA_LIVE_BIN or VA_LIVE_LIST while a user owns it, VA_FREEING, else 0 */
 	void *cache;           /* the thread cache (pcp.c) it rests in, or NULL */
 	struct heap *heap;     /* the thread heap that allocated it, whose cache its free feeds (heap.h); NULL: none */
 	size_t requested;      /* live: the bytes its user asked for (its page rounding is uvm_frag's rounding_bytes) */

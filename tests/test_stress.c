@@ -214,3 +214,75 @@ Test(stress, fork_while_threads_allocate, .timeout = 240)
 		pthread_join(t[i], NULL);
 	cr_assert_eq(arena_check(), 0);
 }
+
+/*
+ * Large blocks grown in place into their thread's cached neighbours
+ * (vrealloc and realloc), freed by other threads through shared slots, while
+ * uvm_purge claims every heap and drains it.  A neighbour drained between
+ * the grower's look and its unlink was once unlinked twice: the cache's page
+ * count ran below zero and the next drain spun forever (Criterion's timeout
+ * catches that); each block's contents are checked at its free.
+ */
+#define LSLOTS 64
+static _Atomic(uint64_t *) lslot[LSLOTS];
+
+static void lcheck(uint64_t *p)
+{
+	size_t n = (size_t)p[0];
+
+	for (size_t i = 1; i < n / 8; i += 509)
+		cr_assert_eq(p[i], n ^ i, "block %p of %zu bytes: word %zu changed", (void *)p, n, i);
+}
+
+static void lfill(uint64_t *p, size_t n)
+{
+	p[0] = n;
+	for (size_t i = 1; i < n / 8; i += 509)
+		p[i] = n ^ i;
+}
+
+static void *large_worker(void *arg)
+{
+	uint64_t rng = (uintptr_t)arg;
+
+	for (int r = 0; r < 3000; r++) {
+		int api = xorshift(&rng) & 1;
+		size_t pages = xorshift(&rng) % 4 ? 128 + (xorshift(&rng) % 4) * 256 : 128 + xorshift(&rng) % 2000;
+		size_t n = pages * 4096 - xorshift(&rng) % 4000, m;
+		uint64_t *p = api ? uvm_vmalloc(n) : uvm_malloc(n), *old;
+
+		cr_assert_not_null(p);
+		lfill(p, n);
+		if (xorshift(&rng) % 3 == 0) {
+			m = n + (xorshift(&rng) % 8) * 4096;
+			p = api ? uvm_vrealloc(p, m) : uvm_realloc(p, m);
+			cr_assert_not_null(p);
+			lcheck(p);
+			lfill(p, m);
+		}
+		old = atomic_exchange(&lslot[xorshift(&rng) % LSLOTS], p);
+		if (old) {
+			lcheck(old);
+			uvm_free(old); /* often another thread's */
+		}
+		if (xorshift(&rng) % 50 == 0)
+			uvm_purge();
+	}
+	return NULL;
+}
+
+Test(stress, large_blocks_grow_into_neighbours_while_purges_drain, .timeout = 120)
+{
+	pthread_t t[4];
+
+	for (long i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, large_worker, (void *)(i * 7919 + 1));
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	for (int k = 0; k < LSLOTS; k++)
+		if (lslot[k]) {
+			lcheck(lslot[k]);
+			uvm_free(lslot[k]);
+		}
+	cr_assert_eq(arena_check(), 0);
+}
