@@ -113,7 +113,6 @@ static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node
 	}
 	if (unlikely(!va) && (va = area_alloc_slow(heap_self(), usable, align, node, huge_api, err))) {
 		va->caller = caller;
-		va->requested = usable;
 		area_set_live(va);
 	}
 	return va;
@@ -129,12 +128,17 @@ static inline struct vmap_area *area_at(uintptr_t addr)
 	return va && va->va_start == addr ? va : NULL;
 }
 
-/* Push h's own area va, its live flag checked, onto its list unless that would take the cache to high; false if not. */
-static inline bool area_push_own(struct heap *h, struct vmap_area *va, size_t pages)
+/*
+ * Push h's own area va, its live flag checked, onto its list unless that
+ * would take the cache to high (the slow path grows high or drains), or,
+ * with joins, a cached neighbour waits to be joined (pcp_put's way): false
+ * then.
+ */
+static inline bool area_push_own(struct heap *h, struct vmap_area *va, size_t pages, bool joins)
 {
 	if (!heap_try_enter(h))
 		return false;
-	if (unlikely(h->pcp.pages + pages >= h->pcp.high)) { /* the slow path grows high or drains */
+	if (unlikely(h->pcp.pages + pages >= h->pcp.high || (joins && pcp_joins_next(&h->pcp, va)))) {
 		heap_leave(h);
 		return false;
 	}
@@ -158,24 +162,21 @@ static inline bool area_free_own(uintptr_t addr)
 	/* A heap-less area never reads VA_LIVE_BIN: no test of h.  pages 0: a bin's cache may pass high by one area. */
 	if (!va || va->heap != h || atomic_load_explicit(&va->live, memory_order_relaxed) != VA_LIVE_BIN)
 		return false;
-	return area_push_own(h, va, 0);
+	return area_push_own(h, va, 0, false);
 }
 
 /*
  * The same for an area of an order list (the slow paths try it first),
- * unless a cached area of this heap follows it: pcp_put joins those.
+ * unless a cached neighbour follows it: pcp_put joins those.
  */
 static inline bool area_free_own_large(uintptr_t addr)
 {
 	struct heap *h = uvm__heap;
-	struct vmap_area *va = area_at(addr), *next;
+	struct vmap_area *va = area_at(addr);
 
 	if (!va || va->heap != h || atomic_load_explicit(&va->live, memory_order_relaxed) != VA_LIVE_LIST)
 		return false;
-	next = area_at(va->va_end);
-	if (next && next->heap == h && !atomic_load_explicit(&next->live, memory_order_relaxed))
-		return false;
-	return area_push_own(h, va, va_pages(va));
+	return area_push_own(h, va, va_pages(va), true);
 }
 
 /* Free an area area_take returned: to the thread's cache, its owner's inbox, or the node's lazy list. */

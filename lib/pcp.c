@@ -310,6 +310,8 @@ static struct vmap_area *mergeable_next(struct pcp *p, const struct vmap_area *v
 	return next;
 }
 
+bool pcp_joins_next(struct pcp *p, const struct vmap_area *va) { return mergeable_next(p, va) != NULL; }
+
 /*
  * The buddy allocator's coalescing, for areas of the order lists: a freed
  * area takes in the cached areas that follow it, so trimmed tails and

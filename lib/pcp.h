@@ -181,6 +181,8 @@ struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t ali
 void pcp_take_smaller(struct heap *h, size_t pages, struct list_head *out);
 /* An unused area object from h's spares (else from the metadata pool), for a split; NULL when out of memory. */
 struct vmap_area *pcp_spare(struct heap *h);
+/* Whether pcp_put would join to va the cached area that follows it (p held: between heap_enter and heap_leave). */
+bool pcp_joins_next(struct pcp *p, const struct vmap_area *va);
 /* Join to the live area va (h's own) the cached area right after it, if it reaches end: true if done. */
 bool pcp_absorb_next(struct heap *h, struct vmap_area *va, uintptr_t end);
 /* Cache an area h's thread freed, its own (not live, still in its busy tree).  False: the caller frees it to the node. */
