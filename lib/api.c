@@ -15,6 +15,7 @@
 #include "init.h"
 #include "numa_node.h"
 #include "pcp.h"
+#include "prof.h"
 #include "purge.h"
 #include "trace.h"
 #include "uvmalloc.h"
@@ -76,8 +77,20 @@ static uvm_noinline void *alloc_sampled(size_t size, size_t align, int zero, int
 	return p;
 }
 
+/* The profile's countdown ran out (prof.h). */
+static uvm_noinline void *alloc_profiled(size_t size, size_t align, int zero, int node, bool huge, const void *caller)
+{
+	if (!prof_take(uvm__heap, size))
+		return uvm__alloc(size, align, zero, node, huge, caller);
+	return prof_record(uvm__alloc(size, align, zero, node, huge, caller), size);
+}
+
 static inline void *api_alloc(size_t size, size_t align, int zero, int node, bool huge, const void *caller)
 {
+	struct heap *h = uvm__heap;
+
+	if (h && prof_due_area(h, size))
+		return alloc_profiled(size, align, zero, node, huge, caller);
 	if (unlikely(trace_sample_due()))
 		return alloc_sampled(size, align, zero, node, huge, caller);
 	return uvm__alloc(size, align, zero, node, huge, caller);
@@ -88,14 +101,30 @@ static uvm_noinline void *vmalloc_slow(size_t size, bool huge, const void *calle
 	return api_alloc(size, UVM_PAGE_SIZE, 0, -1, huge, caller);
 }
 
-/* The hit in line, everything else (and sampling, while vmtrace samples) a tail call away. */
+static uvm_noinline void *vmalloc_counted(size_t size, bool huge, const void *caller)
+{
+	return uvm__alloc(size, UVM_PAGE_SIZE, 0, -1, huge, caller);
+}
+
+static uvm_noinline void *vmalloc_profiled(size_t size, bool huge, const void *caller)
+{
+	return alloc_profiled(size, UVM_PAGE_SIZE, 0, -1, huge, caller);
+}
+
+/* The profile's countdown and the hit in line, everything else (and sampling, while vmtrace samples) a tail call away. */
 static inline void *vmalloc_fast(size_t size, size_t align, bool huge, const void *caller)
 {
+	struct heap *h = uvm__heap;
 	struct vmap_area *va;
 
-	if (likely(!UVM_TRACED(alloc)) && likely(va = area_alloc_hit_aligned(size, align, caller))) {
-		uvm__heap->pcp.requested += size; /* a hit had the heap */
-		return (void *)va->va_start;
+	if (likely(h && !UVM_TRACED(alloc))) {
+		if (prof_due_area(h, size))
+			return vmalloc_profiled(size, huge, caller);
+		if (likely(va = area_alloc_hit_aligned(h, size, align, caller))) {
+			h->pcp.requested += size;
+			return (void *)va->va_start;
+		}
+		return vmalloc_counted(size, huge, caller);
 	}
 	return vmalloc_slow(size, huge, caller);
 }
@@ -128,8 +157,13 @@ static struct vmap_area *busy_area(const char *fn, const void *p, int take)
 
 static uvm_noinline void vfree_slow(void *p)
 {
-	if (p && !area_free_own_large((uintptr_t)p))
-		area_free(busy_area("uvm_vfree", p, 1));
+	struct vmap_area *va;
+
+	if (p && !area_free_own_large((uintptr_t)p)) {
+		va = busy_area("uvm_vfree", p, 1);
+		prof_forget(va);
+		area_free(va);
+	}
 }
 
 void uvm_vfree(void *p)
@@ -151,7 +185,7 @@ void *uvm_vrealloc(void *p, size_t size)
 	void *q;
 
 	if (!p)
-		return uvm__alloc(size, UVM_PAGE_SIZE, 0, -1, false, CALLER());
+		return api_alloc(size, UVM_PAGE_SIZE, 0, -1, false, CALLER());
 	va = busy_area("uvm_vrealloc", p, 0);
 	if (!size) {
 		uvm_vfree(p);
@@ -164,7 +198,7 @@ void *uvm_vrealloc(void *p, size_t size)
 		va->requested = size;
 		return p;
 	}
-	q = uvm__alloc(size, UVM_PAGE_SIZE, 0, (int)va_nid(va), false, va->caller);
+	q = api_alloc(size, UVM_PAGE_SIZE, 0, (int)va_nid(va), false, va->caller);
 	if (!q)
 		return NULL;
 	area_copy(va, area_find((uintptr_t)q), area_usable(va) < usable ? area_usable(va) : usable);

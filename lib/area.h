@@ -38,25 +38,23 @@ static inline struct vmap_area *area_pop(struct heap *h, size_t bytes, size_t pa
 
 /*
  * The hit: a live area of bytes (1 or more) rounded up to pages, aligned to
- * align (at least a page), from the exact bin of the thread's own cache when
- * its hottest area is so aligned, with plain loads
- * and stores and no call, so that it compiles to a leaf; NULL when there
+ * align (at least a page), from the exact bin of h's cache (h: the calling
+ * thread's heap, or NULL) when its hottest area is so aligned, with plain
+ * loads and stores and no call, so that it compiles to a leaf; NULL when there
  * is none, or bytes is 0 or too large for a bin, or the heap is claimed,
  * or the machine has several NUMA nodes (the slow path finds the same bin
  * of the local node).
  */
-static inline struct vmap_area *area_alloc_hit_aligned(size_t bytes, size_t align, const void *caller)
+static inline struct vmap_area *area_alloc_hit_aligned(struct heap *h, size_t bytes, size_t align, const void *caller)
 {
-	struct heap *h = uvm__heap;
-
 	if (unlikely(bytes - 1 >= (size_t)(PCP_BIN_PAGES - 2) << UVM_PAGE_SHIFT || !h))
 		return NULL;
 	return area_pop(h, bytes, ((bytes - 1) >> UVM_PAGE_SHIFT) + 2, align, caller, VA_LIVE_BIN);
 }
 
-static inline struct vmap_area *area_alloc_hit(size_t bytes, const void *caller)
+static inline struct vmap_area *area_alloc_hit(struct heap *h, size_t bytes, const void *caller)
 {
-	return area_alloc_hit_aligned(bytes, UVM_PAGE_SIZE, caller);
+	return area_alloc_hit_aligned(h, bytes, UVM_PAGE_SIZE, caller);
 }
 
 /*
@@ -77,13 +75,13 @@ static inline struct vmap_area *area_alloc_hit_large(size_t bytes, size_t align,
 /*
  * Make va live: VA_LIVE_BIN or VA_LIVE_LIST, with va->cache naming the
  * list its owner's free puts it on, when its owner is this thread's heap
- * and it is a cacheable user area; VA_LIVE otherwise.  Again whenever its
+ * and it is a cacheable user area, not sampled (prof.h); VA_LIVE otherwise.  Again whenever its
  * size changes.
  */
 static inline void area_set_live(struct vmap_area *va)
 {
 	struct heap *h = uvm__heap;
-	bool own = h && va->heap == h && va_pages(va) <= uvm__pcp_high_max && !(va->flags & VA_SLAB);
+	bool own = h && va->heap == h && va_pages(va) <= uvm__pcp_high_max && !(va->flags & (VA_SLAB | VA_PROF));
 
 	va->cache = own ? pcp_list_of(&h->pcp, va) : NULL;
 	atomic_store_explicit(&va->live, !own ? VA_LIVE : va_pages(va) < PCP_BIN_PAGES ? VA_LIVE_BIN : VA_LIVE_LIST,
@@ -108,7 +106,7 @@ static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node
 	if (likely(align == UVM_PAGE_SIZE && node < 0)) {
 		size_t hit_align = huge_api ? uvm__huge_api_align : UVM_PAGE_SIZE;
 
-		va = usable < (size_t)(PCP_BIN_PAGES - 1) << UVM_PAGE_SHIFT ? area_alloc_hit_aligned(usable, hit_align, caller)
+		va = usable < (size_t)(PCP_BIN_PAGES - 1) << UVM_PAGE_SHIFT ? area_alloc_hit_aligned(uvm__heap, usable, hit_align, caller)
 									    : area_alloc_hit_large(usable, hit_align, caller);
 	}
 	if (unlikely(!va) && (va = area_alloc_slow(heap_self(), usable, align, node, huge_api, err))) {

@@ -43,6 +43,7 @@ void descriptor_init(void)
 	purge_describe(d);
 	slab_describe(d);
 	meta_describe(d);
+	prof_describe(d);
 	d->trace_sample = (uintptr_t)&uvm__trace_sample;
 	__atomic_store_n(&d->ready, 1, __ATOMIC_RELEASE);
 }

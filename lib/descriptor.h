@@ -70,6 +70,20 @@ struct uvm_descriptor {
 	 * the offset of a region's page-map pointer.
 	 */
 	uint64_t va_requested, heap_nr, heap_bytes, meta_carved, meta_obj_size, region_map;
+
+	/*
+	 * Appended later (0: no heap profile): the address of the sampling
+	 * rate (a size_t, which vmtrace --heap writes), of the stack table's
+	 * pointer (NULL until the first sample), of its count of stacks and of
+	 * its sequence counter (uint64_t each); one stack's size and the
+	 * offsets of its hash (uint64_t), depth (uint32_t), estimated live
+	 * bytes and count (doubles), live samples (uint64_t) and frames
+	 * (prof_depth uint64_t return addresses, innermost first).
+	 */
+	uint64_t prof_rate, prof_stacks, prof_nr, prof_seq, prof_stack_size;
+	uint64_t prof_hash, prof_depth_off, prof_bytes, prof_count, prof_samples, prof_frames, prof_depth;
+	/* ...and the offset of a thread heap's countdown (a long): a reader that writes the rate zeroes it in every live heap. */
+	uint64_t heap_prof_left;
 };
 
 /* Fill the descriptor once set-up is done; each layer describes its own part. */
@@ -83,5 +97,6 @@ void os_describe(struct uvm_descriptor *d);
 void purge_describe(struct uvm_descriptor *d);
 void slab_describe(struct uvm_descriptor *d);
 void meta_describe(struct uvm_descriptor *d);
+void prof_describe(struct uvm_descriptor *d);
 
 #endif

@@ -253,4 +253,5 @@ void heap_describe(struct uvm_descriptor *d)
 	d->pcp_link = offsetof(struct heap, link);
 	d->heap_nr = (uintptr_t)&reg.nr;
 	d->heap_bytes = reg.size;
+	d->heap_prof_left = offsetof(struct heap, prof_left);
 }

@@ -28,6 +28,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "pcp.h"
 #include "slab.h"
@@ -39,6 +40,9 @@ struct heap {
 	unsigned busy;                   /* the owner is between heap_enter and heap_leave */
 	_Atomic unsigned claimed;        /* another thread holds the caches: the owner waits */
 	bool dead;                       /* a fork child's copy of another thread's heap: never touched again */
+	long prof_left;                  /* bytes until the next sample (prof.h); 0 in a fresh heap: its first call draws */
+	size_t prof_big, prof_rate;      /* always sampled from this size on; the rate prof_left was drawn for */
+	uint64_t prof_rng;
 	struct list_head link;           /* the registry's live or spare list */
 	struct slab_heap slab;
 	struct pcp pcp;                  /* last: its lists are sized by the NUMA node count */

@@ -28,6 +28,7 @@
 #include "options.h"
 #include "os.h"
 #include "pcp.h"
+#include "prof.h"
 #include "purge.h"
 #include "slab.h"
 #include "stats.h"
@@ -43,6 +44,7 @@ static uvm_lock_t init_lock = UVM_LOCK_INIT;
 static void fork_prepare(void)
 {
 	uvm_lock(&init_lock);
+	prof_fork_prepare(); /* never held while another lock is taken */
 	slab_fork_prepare();
 	heap_fork_prepare();
 	purge_fork_prepare();
@@ -59,6 +61,7 @@ static void fork_parent(void)
 	purge_fork_parent();
 	heap_fork_parent();
 	slab_fork_parent();
+	prof_fork_parent();
 	uvm_unlock(&init_lock);
 }
 
@@ -70,6 +73,7 @@ static void fork_child(void)
 	purge_fork_child();
 	heap_fork_child();
 	slab_fork_child();
+	prof_fork_child();
 	uvm_lock_init(&init_lock);
 }
 
@@ -114,6 +118,7 @@ static void init_once(void)
 		init_err = slab_init();
 	stats_init();
 	trace_init();
+	prof_init();
 	if (!init_err)
 		init_err = arena_grow(numa_local(), 0, UVM_PAGE_SIZE);
 	if (!init_err) {

@@ -15,6 +15,7 @@
 #include "area.h"
 #include "heap.h"
 #include "init.h"
+#include "prof.h"
 #include "slab.h"
 #include "trace.h"
 #include "uvmalloc.h"
@@ -142,8 +143,8 @@ static uvm_noinline void *alloc_sampled(size_t size, size_t align, int zero, con
 	return p;
 }
 
-/* The fast path: a set-up allocator, a small size, the default alignment, no zeroing. */
-static inline void *alloc(size_t size, size_t align, int zero, const void *caller)
+/* Bytes already counted down: a set-up allocator, a small size, the default alignment, no zeroing first. */
+static inline void *alloc_counted(size_t size, size_t align, int zero, const void *caller)
 {
 	void *p;
 
@@ -156,9 +157,32 @@ static inline void *alloc(size_t size, size_t align, int zero, const void *calle
 	return alloc_slow(size, align, zero, caller);
 }
 
-static uvm_noinline void *malloc_slow(size_t size, const void *caller) { return alloc(size, 16, 0, caller); }
+/* The countdown ran out: a sample is an area of its own, whatever its size (prof.h). */
+static uvm_noinline void *alloc_profiled(size_t size, size_t align, int zero, const void *caller)
+{
+	if (!prof_take(uvm__heap, size))
+		return alloc_counted(size, align, zero, caller);
+	size += !size;
+	return prof_record(uvm__alloc(size, align < UVM_PAGE_SIZE ? UVM_PAGE_SIZE : align, zero, -1, false, caller), size);
+}
 
-/* The owner's hits in line (a slab's free list, an area's bin); everything else, sampling included, a tail call away. */
+static inline void *alloc(size_t size, size_t align, int zero, const void *caller)
+{
+	struct heap *h = uvm__heap;
+
+	if (h && prof_due_area(h, size))
+		return alloc_profiled(size, align, zero, caller);
+	return alloc_counted(size, align, zero, caller);
+}
+
+static uvm_noinline void *malloc_slow(size_t size, const void *caller) { return alloc(size, 16, 0, caller); }
+static uvm_noinline void *malloc_counted(size_t size, const void *caller) { return alloc_counted(size, 16, 0, caller); }
+static uvm_noinline void *malloc_profiled(size_t size, const void *caller) { return alloc_profiled(size, 16, 0, caller); }
+
+/*
+ * The owner's hits in line (a slab's free list, an area's bin) after the
+ * profile's countdown; everything else, sampling included, a tail call away.
+ */
 void *uvm_malloc(size_t size)
 {
 	struct heap *h = uvm__heap;
@@ -167,14 +191,21 @@ void *uvm_malloc(size_t size)
 
 	if (likely(h && !UVM_TRACED(alloc))) {
 		if (likely(size - 1 < uvm__slab_max)) {
+			if (prof_due(h, size))
+				return malloc_profiled(size, CALLER());
 			if (likely(p = slab_alloc_hit(&h->slab, size))) {
 				h->pcp.requested += size;
 				return p;
 			}
-		} else if ((va = area_alloc_hit(size, CALLER()))) {
-			h->pcp.requested += size;
-			return (void *)va->va_start;
+		} else {
+			if (prof_due_area(h, size))
+				return malloc_profiled(size, CALLER());
+			if ((va = area_alloc_hit(h, size, CALLER()))) {
+				h->pcp.requested += size;
+				return (void *)va->va_start;
+			}
 		}
+		return malloc_counted(size, CALLER());
 	}
 	return malloc_slow(size, CALLER());
 }
@@ -221,6 +252,7 @@ static uvm_noinline void free_slow(const char *fn, void *p, enum slab_ptr what)
 	va = area_take((uintptr_t)p);
 	if (unlikely(!va || (va->flags & VA_SLAB)))
 		uvm__invalid_pointer(fn, p);
+	prof_forget(va);
 	area_free(va);
 }
 

@@ -58,6 +58,12 @@ static const struct uvm_option table[OPT__COUNT] = {
 	[OPT_TRACE_SAMPLE] = { "UVM_TRACE_SAMPLE", 0, 0, 1LL << 31,
 			       "while vmtrace traces the alloc probe, time and report one allocation in N; 0 = none "
 			       "(vmtrace --sample sets it)", .live = true },
+	[OPT_PROF_SAMPLE] = { "UVM_PROF_SAMPLE", 0, 0, 1LL << 40,
+			      "heap profile: sample one allocation per N bytes allocated on average, with its full stack, "
+			      "for vminfo --heap, vmtrace --heap and UVM_LEAKS (512K costs a few per cent); 0 = off", .live = true },
+	[OPT_LEAKS] = { "UVM_LEAKS", 0, 0, 1,
+			"1 = at exit, print the sampled allocations still live, by stack, on stderr (sampling at 512K "
+			"when UVM_PROF_SAMPLE is 0)" },
 };
 
 static long long values[OPT__COUNT];

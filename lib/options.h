@@ -21,6 +21,8 @@ enum uvm_option_id {
 	OPT_SLAB_MAX,   /* bytes: the largest malloc served by slabs */
 	OPT_STATS,      /* 1 = print statistics at exit (preload) */
 	OPT_TRACE_SAMPLE, /* initial uvm__trace_sample (vmtrace sets it for a command it starts) */
+	OPT_PROF_SAMPLE,  /* bytes: the heap profile's mean sampling gap; 0 = off */
+	OPT_LEAKS,        /* 1 = report the live sampled allocations at exit */
 	OPT__COUNT
 };
 

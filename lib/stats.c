@@ -179,9 +179,11 @@ static int stats_fd = -1;
 /* UVM_STATS at set-up, and turned on later by uvm_option_set: the copy of stderr is made then. */
 static void stats_set(long long mode)
 {
-	if (mode && stats_fd < 0)
+	if ((mode || option(OPT_LEAKS)) && stats_fd < 0)
 		stats_fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
 }
+
+int stats_stream(void) { return stats_fd; }
 
 void stats_init(void)
 {

@@ -29,6 +29,8 @@ UVM_TRACE_DEFINE(region_new);
 UVM_TRACE_DEFINE(purge);
 UVM_TRACE_DEFINE(slab_refill);
 UVM_TRACE_DEFINE(slab_release);
+UVM_TRACE_DEFINE(prof_alloc);
+UVM_TRACE_DEFINE(prof_free);
 
 /* Written by vmtrace --sample N (through the descriptor, which holds its address). */
 volatile unsigned uvm__trace_sample;

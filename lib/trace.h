@@ -33,6 +33,9 @@
  *   slab_refill(object_size, source)        a class took a slab from outside the thread: 1 orphan, 2 new
  *                                           (not when it moves to another slab of its own: that is too frequent)
  *   slab_release(object_size)               an empty slab went back to the area cache
+ *   prof_alloc(ptr, size, bytes, hash, depth, frames)  a heap profile's sample (prof.h): the bytes it stands
+ *                                           for, its stack's hash, and its depth return addresses at frames
+ *   prof_free(ptr)                          a sampled block freed
  */
 #ifndef UVM_TRACE_H
 #define UVM_TRACE_H
@@ -61,6 +64,8 @@ UVM_TRACE_DECLARE(region_new);
 UVM_TRACE_DECLARE(purge);
 UVM_TRACE_DECLARE(slab_refill);
 UVM_TRACE_DECLARE(slab_release);
+UVM_TRACE_DECLARE(prof_alloc);
+UVM_TRACE_DECLARE(prof_free);
 
 #define UVM_TRACED(name) unlikely(UVM_TRACE_SEMAPHORE(name))
 

@@ -31,6 +31,7 @@
 #define VA_HUGETLB 0x4u /* its 2 MiB-aligned body is mapped from the hugetlb pool */
 #define VA_SLAB 0x8u    /* a slab of small objects (slab.c), not a user's area */
 #define VA_MOVED 0x10u  /* holds pages mremap moved in: a VMA of its own until given back */
+#define VA_PROF 0x20u  /* a sampled allocation of the heap profile (prof.h): its owner's frees take the slow path */
 #define VA_NID_SHIFT 8
 
 /*
