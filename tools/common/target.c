@@ -182,6 +182,12 @@ static enum target_err check_descriptor(const struct uvm_descriptor *d)
 	NEED(!d->va_requested || fits(d->va_requested, 8, vs), "va_requested lies outside va_size");
 	NEED(!d->region_map || fits(d->region_map, 8, d->region_size), "region_map lies outside region_size");
 	NEED(d->va_nid_shift < 32, "va_nid_shift out of range");
+	NEED(!d->prof_stack_size ||
+		     (d->prof_depth <= 4096 && fits(d->prof_hash, 8, d->prof_stack_size) &&
+		      fits(d->prof_depth_off, 4, d->prof_stack_size) && fits(d->prof_bytes, 8, d->prof_stack_size) &&
+		      fits(d->prof_count, 8, d->prof_stack_size) && fits(d->prof_samples, 8, d->prof_stack_size) &&
+		      fits(d->prof_frames, 8 * d->prof_depth, d->prof_stack_size)),
+	     "a heap profile stack field lies outside prof_stack_size");
 	NEED(d->max_regions >= 1 && d->max_regions <= COUNT_MAX, "max_regions out of range");
 	NEED(rs <= REGION_MAX, "region_size out of range");
 	NEED(fits(d->region_base, 8, rs) && fits(d->region_end, 8, rs) && fits(d->region_committed, 8, rs) &&
@@ -252,23 +258,55 @@ void target_close(struct target *t)
 	t->dwfl = NULL;
 }
 
-void target_symbol(const struct target *t, uint64_t addr, char *buf, size_t len)
+/* What target_symbol and target_frame print: addr's function, its module and the offsets. */
+struct place {
+	const char *name, *module; /* NULL: none found */
+	GElf_Off off;              /* into the function */
+	uint64_t size;             /* the function's */
+	uint64_t file_off;         /* into the module's own addresses (addr2line's), when it has a module */
+};
+
+static struct place place_of(const struct target *t, uint64_t addr)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(t->dwfl, addr);
-	const char *name = NULL, *modname = NULL;
-	GElf_Off off = 0;
+	struct place p = { 0 };
+	Dwarf_Addr bias = 0;
 	GElf_Sym sym;
 
-	if (mod) {
-		name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
-		modname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-	}
-	if (!name) {
+	if (!mod)
+		return p;
+	p.name = dwfl_module_addrinfo(mod, addr, &p.off, &sym, NULL, NULL, NULL);
+	p.size = p.name ? sym.st_size : 0;
+	p.module = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (p.module && strrchr(p.module, '/'))
+		p.module = strrchr(p.module, '/') + 1;
+	if (!dwfl_module_getelf(mod, &bias))
+		dwfl_module_info(mod, NULL, &bias, NULL, NULL, NULL, NULL, NULL);
+	p.file_off = addr - bias;
+	return p;
+}
+
+void target_symbol(const struct target *t, uint64_t addr, char *buf, size_t len)
+{
+	struct place p = place_of(t, addr);
+
+	if (p.name)
+		snprintf(buf, len, "%s+0x%llx/0x%llx [%s]", p.name, (unsigned long long)p.off, (unsigned long long)p.size,
+			 p.module ? p.module : "?");
+	else if (p.module)
+		snprintf(buf, len, "0x%llx [%s+0x%llx]", (unsigned long long)addr, p.module, (unsigned long long)p.file_off);
+	else
 		snprintf(buf, len, "0x%llx", (unsigned long long)addr);
-		return;
-	}
-	if (modname && strrchr(modname, '/'))
-		modname = strrchr(modname, '/') + 1;
-	snprintf(buf, len, "%s+0x%llx/0x%llx [%s]", name, (unsigned long long)off, (unsigned long long)sym.st_size,
-		 modname ? modname : "?");
+}
+
+void target_frame(const struct target *t, uint64_t ip, char *buf, size_t len)
+{
+	struct place p = place_of(t, ip - 1);
+
+	if (p.name)
+		snprintf(buf, len, "%s+0x%llx [%s]", p.name, (unsigned long long)p.off, p.module ? p.module : "?");
+	else if (p.module)
+		snprintf(buf, len, "[%s+0x%llx]", p.module, (unsigned long long)p.file_off);
+	else
+		snprintf(buf, len, "0x%llx", (unsigned long long)ip);
 }

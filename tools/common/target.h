@@ -49,6 +49,9 @@ enum target_err target_read(const struct target *t, uint64_t addr, void *buf, si
 enum target_err target_write(const struct target *t, uint64_t addr, const void *buf, size_t len);
 enum target_err target_u64(const struct target *t, uint64_t addr, uint64_t *out);
 /* "function+0xoff/0xlen [module]" for a code address, or "0x..." when no symbol covers it. */
+/* "function+0xOFF/0xSIZE [module]", else "0xADDR [module+0xOFF]" (the offset addr2line takes), else "0xADDR". */
 void target_symbol(const struct target *t, uint64_t addr, char *buf, size_t len);
+/* A stack's return address ip, named by the call before it: "function+0xOFF [module]", "[module+0xOFF]" or "0xIP". */
+void target_frame(const struct target *t, uint64_t ip, char *buf, size_t len);
 
 #endif

@@ -17,6 +17,9 @@
 
 #include "args.h"
 #include "chart.h"
+#include "heap.h"
+#include "heapprof.h"
+#include "json.h"
 #include "snapshot.h"
 #include "svg.h"
 
@@ -24,10 +27,10 @@ enum sort_key { BY_ADDR, BY_SIZE, BY_CALLER };
 
 struct opts {
 	pid_t pid;
-	int summary_only, json, top;
+	int summary_only, json, top, heap, folded;
 	enum sort_key sort;
 	double watch;
-	const char *svg;
+	const char *svg, *since;
 };
 
 /* A live area and its caller's name ("" for none). */
@@ -52,7 +55,11 @@ static void usage(FILE *f)
 		"  --sort KEY         order of the area lines: addr (default), size, caller\n"
 		"  --top N            the N callers holding the most bytes\n"
 		"  --watch SECONDS    print again every SECONDS until interrupted\n"
-		"  --svg FILE         also draw each region's address space into FILE\n"
+		"  --svg FILE         also draw each region's address space into FILE (with --heap: a flame graph)\n"
+		"  --heap             the heap profile: live sampled allocations by stack (the target samples with\n"
+		"                     UVM_PROF_SAMPLE=BYTES; vmtrace --heap turns it on in a running process)\n"
+		"  --folded           with --heap: collapsed stacks (frames joined by ';', then bytes) for flame-graph tools\n"
+		"  --since FILE       with --heap: what grew since FILE, an earlier --heap --json of the same process\n"
 		"  -h, --help         this text\n"
 		"  --version          the version\n");
 }
@@ -63,6 +70,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "summary", no_argument, NULL, 's' }, { "json", no_argument, NULL, 'j' },
 		{ "sort", required_argument, NULL, 'o' }, { "top", required_argument, NULL, 't' },
 		{ "watch", required_argument, NULL, 'w' }, { "svg", required_argument, NULL, 'g' },
+		{ "heap", no_argument, NULL, 'H' }, { "folded", no_argument, NULL, 'F' },
+		{ "since", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
 	unsigned long long n;
@@ -94,12 +103,27 @@ static int parse(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case 'g': o->svg = optarg; break;
+		case 'H': o->heap = 1; break;
+		case 'F': o->folded = 1; break;
+		case 'S': o->since = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;
 		}
 	}
 	if (optind != argc - 1) {
 		usage(stderr);
+		return 2;
+	}
+	if ((o->folded || o->since) && !o->heap) {
+		fprintf(stderr, "vminfo: %s needs --heap\n", o->folded ? "--folded" : "--since");
+		return 2;
+	}
+	if (o->heap && (o->summary_only || o->sort != BY_ADDR)) {
+		fprintf(stderr, "vminfo: --heap shows stacks, not areas: it takes no %s\n", o->summary_only ? "--summary" : "--sort");
+		return 2;
+	}
+	if (o->folded && o->json) {
+		fprintf(stderr, "vminfo: --folded and --json are two formats: choose one\n");
 		return 2;
 	}
 	if (!parse_count(argv[optind], 1, INT32_MAX, &n)) {
@@ -396,20 +420,6 @@ static void json_known(const char *name, int have, uint64_t v)
 		printf(",\"%s\":null", name);
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void print_json(const struct target *t, const struct snapshot *s, struct line *l, size_t n, const struct opts *o)
 {
 	struct summary m = summarize(&t->d, s);
@@ -423,7 +433,7 @@ static void print_json(const struct target *t, const struct snapshot *s, struct 
 		       "\"kind\":\"%s\",\"caller\":", i ? "," : "",
 		       (unsigned long long)a->start, (unsigned long long)a->end, (unsigned long long)(a->end - a->start),
 		       (unsigned long long)((a->end - a->start) / t->d.page_size - 1), a->node, a->vnode, *f ? f + 1 : "vmalloc");
-		json_string(l[i].caller);
+		json_string(stdout, l[i].caller);
 		printf(",\"caller_address\":%llu}", (unsigned long long)a->caller);
 	}
 	printf("],\"unpurged\":[");
@@ -473,7 +483,7 @@ static void print_json(const struct target *t, const struct snapshot *s, struct 
 		printf(",\"top\":[");
 		for (size_t i = 0; i < k && i < (size_t)o->top; i++) {
 			printf("%s{\"caller\":", i ? "," : "");
-			json_string(tot[i].caller);
+			json_string(stdout, tot[i].caller);
 			printf(",\"bytes\":%llu,\"count\":%llu}", (unsigned long long)tot[i].bytes, (unsigned long long)tot[i].count);
 		}
 		printf("]");
@@ -505,6 +515,53 @@ static void add_point(const struct snapshot *s, const struct summary *m)
 	pt.v[CH_META] = s->have_metadata ? (double)s->metadata_bytes : -1;
 	pt.v[CH_FRAG] = m->span_frag;
 	chart_add(&history, &pt);
+}
+
+static void frame_name(void *t, uint64_t ip, char *buf, size_t len) { target_frame(t, ip, buf, len); }
+
+/* --heap: the profile, in the format asked for, and its flame graph. */
+static int report_heap(const struct opts *o)
+{
+	struct hp_profile p = { 0 };
+	struct target t;
+	enum target_err e = target_open(&t, o->pid);
+	char why[512], title[128];
+	int err = 0;
+
+	if (!e)
+		e = heap_read(&t, &p);
+	if (e == T_VERSION) {
+		fprintf(stderr, "vminfo: process %d runs a uvmalloc that keeps no heap profile\n", (int)o->pid);
+		err = 10 + (int)e;
+	} else if (e) {
+		fprintf(stderr, "vminfo: %s\n", target_strerror(e, o->pid));
+		err = 10 + (int)e;
+	} else if (o->since && hp_since(&p, o->since, why, sizeof(why))) {
+		fprintf(stderr, "vminfo: --since: %s\n", why);
+		err = 2;
+	} else if (hp_name(&p, frame_name, &t)) {
+		fprintf(stderr, "vminfo: out of memory for %zu stacks\n", p.n);
+		err = 1;
+	} else {
+		if (o->json)
+			hp_json(stdout, &p, (long)o->pid, o->top);
+		else if (o->folded)
+			hp_folded(stdout, &p);
+		else if (!p.rate && !p.n)
+			printf("process %d samples no allocations: run it with UVM_PROF_SAMPLE=BYTES (524288 is a good start), "
+			       "or turn it on with vmtrace --heap\n", (int)o->pid);
+		else
+			hp_text(stdout, &p, "heap profile", o->top);
+		snprintf(title, sizeof(title), "uvmalloc heap profile of process %d%s", (int)o->pid, o->since ? " (growth)" : "");
+		if (o->svg && (err = hp_flame(o->svg, &p, title))) {
+			fprintf(stderr, "vminfo: cannot write %s: %s\n", o->svg, strerror(err));
+			err = 1;
+		}
+		fflush(stdout);
+	}
+	hp_free(&p);
+	target_close(&t);
+	return err;
 }
 
 static int report(const struct opts *o)
@@ -556,6 +613,8 @@ int main(int argc, char **argv)
 
 	if (err)
 		return err;
+	if (o.heap && !o.watch)
+		return report_heap(&o);
 	if (!o.watch)
 		return report(&o);
 	for (;;) {
@@ -565,7 +624,7 @@ int main(int argc, char **argv)
 
 		if (!o.json && strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", localtime(&now)))
 			printf("read at %s\n", when); /* JSON carries its own "time" */
-		if ((err = report(&o)))
+		if ((err = o.heap ? report_heap(&o) : report(&o)))
 			return err;
 		if (!o.json)
 			printf("\n");
