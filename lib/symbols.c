@@ -5,12 +5,14 @@
  */
 #include "symbols.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -126,6 +128,26 @@ static const char *function_of(const struct module *m, uintptr_t addr, uintptr_t
 	return name;
 }
 
+/*
+ * fn as the source names it: without its symbol version ("@@GLIBC_2.34"),
+ * demangled by the program's own libstdc++ when it has one (a C program's
+ * report keeps mangled names: it has no C++ frames).
+ */
+static void tidy(const char *fn, char *out, size_t len)
+{
+	char *(*demangle)(const char *, char *, size_t *, int *) =
+		(char *(*)(const char *, char *, size_t *, int *))dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	char *plain = NULL;
+	int status = -1;
+
+	snprintf(out, len, "%.*s", (int)strcspn(fn, "@"), fn);
+	if (demangle && out[0] == '_' && out[1] == 'Z')
+		plain = demangle(out, NULL, NULL, &status);
+	if (plain && !status)
+		snprintf(out, len, "%s", plain);
+	free(plain);
+}
+
 void symbol_name(uintptr_t ip, char *buf, size_t len)
 {
 	struct lookup l = { .ip = ip - 1 };
@@ -143,8 +165,11 @@ void symbol_name(uintptr_t ip, char *buf, size_t len)
 	if (!strcmp(m->path, "/proc/self/exe"))
 		base = program_invocation_short_name;
 	fn = function_of(m, ip - m->bias - 1, &start);
-	if (fn)
-		snprintf(buf, len, "%s+0x%lx [%s]", fn, (unsigned long)(ip - m->bias - start), base);
-	else
-		snprintf(buf, len, "[%s+0x%lx]", base, (unsigned long)(ip - m->bias));
+	if (fn) {
+		char name[256];
+
+		tidy(fn, name, sizeof(name));
+		snprintf(buf, len, "%s+0x%lx [%s]", name, (unsigned long)(ip - 1 - m->bias - start), base);
+	} else
+		snprintf(buf, len, "[%s+0x%lx]", base, (unsigned long)(ip - 1 - m->bias));
 }

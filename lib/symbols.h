@@ -14,8 +14,9 @@
 /*
  * The return address ip as "function+0xOFF [module]", or "[module+0xOFF]"
  * (the offset in the file's address space, for addr2line) when no symbol
- * holds it, or "0xIP" outside every module.  The function that holds ip - 1
- * is named: a return address may lie past its call's function.
+ * holds it, or "0xIP" outside every module.  Named by ip - 1, the call's
+ * last byte, as vminfo names frames: a return address may lie past its
+ * call's function.
  */
 void symbol_name(uintptr_t ip, char *buf, size_t len);
 

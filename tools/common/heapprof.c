@@ -185,14 +185,17 @@ void hp_text(FILE *f, const struct hp_profile *p, const char *what, int top)
 {
 	double bytes, count;
 	uint64_t samples;
+	char rate[64] = "";
 
 	totals(p, &bytes, &count, &samples);
+	if (p->rate)
+		snprintf(rate, sizeof(rate), " (one per %" PRIu64 " bytes allocated)", p->rate);
 	if (p->since)
 		fprintf(f, "%s grown since %s: %.0f bytes in %.0f allocations from %zu stacks\n", what, p->since, bytes,
 			count, p->n);
 	else
-		fprintf(f, "%s: %.0f bytes in %.0f allocations from %zu stacks, estimated from %" PRIu64
-			" samples (one per %" PRIu64 " bytes allocated)\n", what, bytes, count, p->n, samples, p->rate);
+		fprintf(f, "%s: %.0f bytes in %.0f allocations from %zu stacks, estimated from %" PRIu64 " samples%s\n", what,
+			bytes, count, p->n, samples, rate);
 	for (size_t i = 0; i < shown(p, top); i++) {
 		const struct hp_stack *s = &p->st[i];
 

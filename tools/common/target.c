@@ -1,6 +1,6 @@
 /*
  * target.c - reading another process: process_vm_readv for memory (and
- * process_vm_writev for the one word vmtrace sets), libdwfl for its
+ * process_vm_writev for the words vmtrace sets), libdwfl for its
  * modules, symbol tables and the descriptor's address.
  */
 #include "target.h"
@@ -249,6 +249,26 @@ enum target_err target_open(struct target *t, pid_t pid)
 	if (t->d.size < sizeof(t->d)) /* a library from before the slab fields: what it lacks reads as absent */
 		memset((char *)&t->d + t->d.size, 0, sizeof(t->d) - t->d.size);
 	return check_descriptor(&t->d);
+}
+
+enum target_err target_set_prof_rate(const struct target *t, uint64_t rate)
+{
+	const struct uvm_descriptor *d = &t->d;
+	uint64_t next, zero = 0;
+	enum target_err e;
+
+	if (!d->prof_rate || !d->heap_prof_left)
+		return T_VERSION;
+	if ((e = target_write(t, d->prof_rate, &rate, sizeof(rate))) || (e = target_u64(t, d->pcp_live, &next)))
+		return e;
+	/* Every live heap's countdown to 0: its thread's next allocation draws at the new rate (lib/prof.h). */
+	for (unsigned n = 0; next != d->pcp_live && n < (1u << 20); n++) {
+		if ((e = target_write(t, next - d->pcp_link + d->heap_prof_left, &zero, sizeof(zero))))
+			return e;
+		if ((e = target_u64(t, next, &next)))
+			return e;
+	}
+	return T_OK;
 }
 
 void target_close(struct target *t)

@@ -48,6 +48,8 @@ enum target_err target_read(const struct target *t, uint64_t addr, void *buf, si
 /* A uint64_t (or the low bytes of a smaller field) at addr. */
 enum target_err target_write(const struct target *t, uint64_t addr, const void *buf, size_t len);
 enum target_err target_u64(const struct target *t, uint64_t addr, uint64_t *out);
+/* Set the heap profile's sampling rate (bytes, 0 = off) in the target, taking effect at each thread's next allocation. */
+enum target_err target_set_prof_rate(const struct target *t, uint64_t rate);
 /* "function+0xoff/0xlen [module]" for a code address, or "0x..." when no symbol covers it. */
 /* "function+0xOFF/0xSIZE [module]", else "0xADDR [module+0xOFF]" (the offset addr2line takes), else "0xADDR". */
 void target_symbol(const struct target *t, uint64_t addr, char *buf, size_t len);

@@ -53,7 +53,7 @@ static void usage(FILE *f)
 		"  --summary          only the summary\n"
 		"  --json             JSON instead of text (schema: uvmalloc.vminfo/1, see README)\n"
 		"  --sort KEY         order of the area lines: addr (default), size, caller\n"
-		"  --top N            the N callers holding the most bytes\n"
+		"  --top N            the N callers (with --heap: stacks) holding the most bytes\n"
 		"  --watch SECONDS    print again every SECONDS until interrupted\n"
 		"  --svg FILE         also draw each region's address space into FILE (with --heap: a flame graph)\n"
 		"  --heap             the heap profile: live sampled allocations by stack (the target samples with\n"

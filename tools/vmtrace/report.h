@@ -21,6 +21,8 @@ struct proc_maps;
 struct proc {
 	pid_t pid;
 	bool have_base, fresh, sample_set, gone;
+	bool heap_set;               /* --heap wrote its rate into the process (put back to 0 at the end) */
+	uint64_t heap_rate;          /* the process's heap profile rate while traced (0: not known) */
 	struct uvm_stats base, last; /* the interval's start, and the latest snapshot */
 	uint64_t span[VT_SPAN_WORDS]; /* the latest snapshot's committed span: bytes, free bytes, free ranges, largest;
 				       * then freed slab objects' bytes, requested and handed out bytes, metadata */

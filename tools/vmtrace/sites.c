@@ -7,6 +7,7 @@
 
 #include <elfutils/libdwfl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +72,11 @@ static const Dwfl_Callbacks offline = {
 	.section_address = dwfl_offline_section_address,
 };
 
-void maps_symbol(const struct proc_maps *m, uint64_t addr, char *buf, size_t len)
+/* addr named as a call site ("function+0x12 (file)") or, frame, as a stack's return address (target_frame's form). */
+static void name_at(const struct proc_maps *m, uint64_t addr, bool frame, char *buf, size_t len)
 {
+	uint64_t at = frame ? addr - 1 : addr;
+
 	snprintf(buf, len, "0x%" PRIx64, addr);
 	for (size_t i = 0; m && i < m->n; i++) {
 		Dwfl *dwfl;
@@ -81,21 +85,28 @@ void maps_symbol(const struct proc_maps *m, uint64_t addr, char *buf, size_t len
 		GElf_Sym sym;
 		const char *fn, *file = strrchr(m->file[i].path, '/') + 1;
 
-		if (addr < m->file[i].base || addr >= m->file[i].end)
+		if (at < m->file[i].base || at >= m->file[i].end)
 			continue;
 		dwfl = dwfl_begin(&offline);
 		if (!dwfl)
 			return;
 		mod = dwfl_report_elf(dwfl, file, m->file[i].path, -1, m->file[i].base, false);
 		dwfl_report_end(dwfl, NULL, NULL);
-		fn = mod ? dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL) : NULL;
-		if (fn)
+		fn = mod ? dwfl_module_addrinfo(mod, at, &off, &sym, NULL, NULL, NULL) : NULL;
+		if (fn && frame)
+			snprintf(buf, len, "%s+0x%" PRIx64 " [%s]", fn, (uint64_t)off, file);
+		else if (fn)
 			snprintf(buf, len, "%s+0x%" PRIx64 " (%s)", fn, (uint64_t)off, file);
+		else if (frame)
+			snprintf(buf, len, "[%s+0x%" PRIx64 "]", file, at - m->file[i].base);
 		else
-			snprintf(buf, len, "0x%" PRIx64 " (%s)", addr, file);
+			snprintf(buf, len, "0x%" PRIx64 " (%s+0x%" PRIx64 ")", addr, file, addr - m->file[i].base);
 		dwfl_end(dwfl);
 		return;
 	}
 }
+
+void maps_symbol(const struct proc_maps *m, uint64_t addr, char *buf, size_t len) { name_at(m, addr, false, buf, len); }
+void maps_frame(const struct proc_maps *m, uint64_t ip, char *buf, size_t len) { name_at(m, ip, true, buf, len); }
 
 void maps_free(struct proc_maps *m) { free(m); }

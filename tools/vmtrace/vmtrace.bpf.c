@@ -56,6 +56,30 @@ struct {
 	__type(value, struct vt_snap);
 } blank SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VT_MAX_BLOCKS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct vt_block);
+	__type(value, struct vt_block_val);
+} heap_blocks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VT_MAX_STACKS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct vt_stack_key);
+	__type(value, struct vt_stack);
+} heap_stacks SEC(".maps");
+
+/* A stack being copied: too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vt_stack);
+} stack_scratch SEC(".maps");
+
 static __u32 current_tgid(void) { return bpf_get_current_pid_tgid() >> 32; }
 
 /* The target itself, or (following children) one of its descendants: the parents are read with CO-RE. */
@@ -163,6 +187,39 @@ int BPF_USDT(on_alloc, __u64 size, __u64 align, __u64 ptr, __u64 caller, __u64 n
 	} else {
 		bpf_map_update_elem(&sites, &key, &one, BPF_NOEXIST);
 	}
+	return 0;
+}
+
+/* --heap: a sample's block outstanding until its free; its stack copied from the process on first sight. */
+SEC("usdt")
+int BPF_USDT(on_prof_alloc, __u64 ptr, __u64 size, __u64 bytes, __u64 hash, __u32 depth, __u64 frames)
+{
+	struct vt_block key = { .tgid = current_tgid(), .ptr = ptr };
+	struct vt_block_val v = { hash, bytes, size };
+	struct vt_stack_key sk = { .tgid = key.tgid, .hash = hash };
+	struct vt_stack *s;
+	__u32 zero = 0;
+
+	if (!wanted())
+		return 0;
+	bpf_map_update_elem(&heap_blocks, &key, &v, BPF_ANY);
+	if (bpf_map_lookup_elem(&heap_stacks, &sk) || !(s = bpf_map_lookup_elem(&stack_scratch, &zero)))
+		return 0;
+	s->depth = depth < VT_DEPTH ? depth : VT_DEPTH;
+	/* The whole array: the entry in the process always has VT_DEPTH slots, and a constant size passes the verifier. */
+	if (bpf_probe_read_user(s->frames, sizeof(s->frames), (const void *)frames))
+		return 0;
+	bpf_map_update_elem(&heap_stacks, &sk, s, BPF_NOEXIST);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(on_prof_free, __u64 ptr)
+{
+	struct vt_block key = { .tgid = current_tgid(), .ptr = ptr };
+
+	if (wanted())
+		bpf_map_delete_elem(&heap_blocks, &key);
 	return 0;
 }
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "heap.h"
 #include "report.h"
 #include "sites.h"
 #include "target.h"
@@ -41,9 +42,10 @@ enum exit_code {
 struct options {
 	pid_t pid;
 	double interval, duration;
-	bool json;
+	bool json, heap;
 	unsigned sample;
-	const char *lib, *svg;
+	unsigned long long heap_sample;
+	const char *lib, *svg, *output;
 	char **command;
 };
 
@@ -53,8 +55,8 @@ static void on_signal(int sig) { (void)sig, stop = 1; }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: vmtrace [-p PID] [-i SECONDS] [-d SECONDS] [--json] [--sample N] [--lib PATH] [--svg FILE] [--version]\n"
-		   "               [-- COMMAND [ARG...]]\n"
+	fprintf(f, "usage: vmtrace [-p PID] [-i SECONDS] [-d SECONDS] [--json] [--sample N] [--heap] [--heap-sample BYTES]\n"
+		   "               [-o FILE] [--lib PATH] [--svg FILE] [--version] [-- COMMAND [ARG...]]\n"
 		   "  (no -p, no COMMAND)  every process that maps the library\n"
 		   "  -p, --pid PID            one running process\n"
 		   "  -- COMMAND               start COMMAND and follow it and its children until it exits\n"
@@ -62,6 +64,10 @@ static void usage(FILE *f)
 		   "  -d, --duration SECONDS   stop after this long (a COMMAND goes on running, untraced)\n"
 		   "  --json        one JSON object per interval, and one at the end\n"
 		   "  --sample N    time and report one allocation in N (sizes, latency, call sites); default 0 = off\n"
+		   "  --heap        at the end, the sampled allocations made while tracing and not freed, by stack; a process\n"
+		   "                that samples none is made to (--heap-sample), within one interval, and put back at the end\n"
+		   "  --heap-sample BYTES  the heap profile's mean bytes between samples (default 512K; K, M, G: times 1024...)\n"
+		   "  -o, --output FILE    write the report (text or JSON) to FILE, not stdout, apart from a command's output\n"
 		   "  --lib PATH    the libuvmalloc.so.0 to trace (default: the process's, or the one vmtrace was built with)\n"
 		   "  --svg FILE    at the end, a chart per process of its resident and live bytes, the overhead by where\n"
 		   "                it is held, and the committed span's fragmentation, one point per interval\n"
@@ -106,6 +112,14 @@ static int option_value(int c, const char *v, struct options *o)
 	case 'L':
 		o->lib = v;
 		return 0;
+	case 'B':
+		if (!parse_bytes(v, 1, 1ull << 40, &n))
+			return fail(EXIT_USAGE, "--heap-sample needs a number of bytes from 1 to 1T (K, M, G, T: times 1024...), not %s", v);
+		o->heap_sample = n;
+		return 0;
+	case 'o':
+		o->output = v;
+		return 0;
 	default: /* 'G' */
 		o->svg = v;
 		return 0;
@@ -120,16 +134,21 @@ static int parse(int argc, char **argv, struct options *o)
 		{ "duration", required_argument, NULL, 'd' }, { "json", no_argument, NULL, 'J' },
 		{ "sample", required_argument, NULL, 'S' },   { "lib", required_argument, NULL, 'L' },
 		{ "svg", required_argument, NULL, 'G' },      { "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
+		{ "heap", no_argument, NULL, 'H' },           { "heap-sample", required_argument, NULL, 'B' },
+		{ "output", required_argument, NULL, 'o' },   { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c, err;
 
-	*o = (struct options){ .interval = 1 };
+	*o = (struct options){ .interval = 1, .heap_sample = 512 << 10 };
 	opterr = 0; /* our messages name the argument and what it takes */
-	while ((c = getopt_long(argc, argv, "+:p:i:d:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:i:d:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'J':
 			o->json = true;
+			break;
+		case 'H':
+			o->heap = true;
 			break;
 		case 'V':
 			printf("vmtrace (uvmalloc) %s\n", UVM_VERSION);
@@ -247,7 +266,7 @@ static int find_library(const struct options *o, char *out, size_t len)
 /* ------------------------------------------------------------- command */
 
 /* Start COMMAND held at a gate, so the probes are attached before its first allocation. */
-static pid_t spawn(char **command, unsigned sample, int *gate)
+static pid_t spawn(char **command, unsigned sample, unsigned long long heap_sample, int *gate)
 {
 	int fds[2];
 	pid_t pid;
@@ -256,7 +275,7 @@ static pid_t spawn(char **command, unsigned sample, int *gate)
 		return -1;
 	pid = fork();
 	if (pid == 0) {
-		char c, buf[16];
+		char c, buf[24];
 
 		close(fds[1]);
 		if (read(fds[0], &c, 1) != 1)
@@ -265,6 +284,10 @@ static pid_t spawn(char **command, unsigned sample, int *gate)
 		if (sample) {
 			snprintf(buf, sizeof(buf), "%u", sample);
 			setenv("UVM_TRACE_SAMPLE", buf, 1);
+		}
+		if (heap_sample) { /* the command's own setting, if it has one, wins */
+			snprintf(buf, sizeof(buf), "%llu", heap_sample);
+			setenv("UVM_PROF_SAMPLE", buf, 0);
 		}
 		execvp(command[0], command);
 		fprintf(stderr, "vmtrace: cannot run %s: %s\n", command[0], strerror(errno));
@@ -277,7 +300,7 @@ static pid_t spawn(char **command, unsigned sample, int *gate)
 
 /* -------------------------------------------------------------- attach */
 
-static int attach(struct vmtrace_bpf *skel, pid_t pid, const char *lib, unsigned sample)
+static int attach(struct vmtrace_bpf *skel, pid_t pid, const char *lib, unsigned sample, bool heap)
 {
 	struct {
 		struct bpf_program *prog;
@@ -294,11 +317,15 @@ static int attach(struct vmtrace_bpf *skel, pid_t pid, const char *lib, unsigned
 		{ skel->progs.on_purge, &skel->links.on_purge, "purge" },
 		{ skel->progs.on_slab_refill, &skel->links.on_slab_refill, "slab_refill" },
 		{ skel->progs.on_slab_release, &skel->links.on_slab_release, "slab_release" },
+		{ skel->progs.on_prof_alloc, &skel->links.on_prof_alloc, "prof_alloc" },
+		{ skel->progs.on_prof_free, &skel->links.on_prof_free, "prof_free" },
 	};
 
 	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
 		/* Unattached, the alloc probe's semaphore stays 0 and malloc does not even count down. */
 		if (!sample && probes[i].link == &skel->links.on_alloc)
+			continue;
+		if (!heap && (probes[i].link == &skel->links.on_prof_alloc || probes[i].link == &skel->links.on_prof_free))
 			continue;
 		*probes[i].link = bpf_program__attach_usdt(probes[i].prog, pid ? pid : -1, lib, "uvmalloc", probes[i].probe, NULL);
 		if (!*probes[i].link) {
@@ -454,6 +481,8 @@ static void visit_processes(struct report *r, const struct options *o, bool inte
 		maps_capture(&p->maps, p->pid);
 		if (o->sample && !o->command)
 			set_sample(p, o->sample);
+		if (o->heap)
+			heap_start(p, o->heap_sample);
 	}
 }
 
@@ -481,7 +510,7 @@ static void collect(struct vmtrace_bpf *skel, struct report *r, const struct opt
 	visit_processes(r, o, interval);
 }
 
-static void finish(struct vmtrace_bpf *skel, struct report *r)
+static void finish(struct vmtrace_bpf *skel, struct report *r, const struct options *o)
 {
 	struct vt_hists h;
 	struct vt_site_row *sites;
@@ -492,6 +521,10 @@ static void finish(struct vmtrace_bpf *skel, struct report *r)
 	n = read_sites(skel, &sites);
 	report_final(r, &h, sites, n < 10 ? n : 10);
 	free(sites);
+	if (o->heap) {
+		heap_stop(r);
+		heap_report(r, bpf_map__fd(skel->maps.heap_blocks), bpf_map__fd(skel->maps.heap_stacks), 20);
+	}
 }
 
 static int run(struct vmtrace_bpf *skel, struct report *r, const struct options *o, pid_t child, int gate)
@@ -525,7 +558,7 @@ static int run(struct vmtrace_bpf *skel, struct report *r, const struct options 
 		if (!done)
 			nanosleep(&pause, NULL);
 	}
-	finish(skel, r);
+	finish(skel, r, o);
 	/* A command still running at -d or Ctrl-C goes on, untraced, once the probes detach: its status is not ours to wait for. */
 	if (!child || !target_exited)
 		return 0;
@@ -547,11 +580,13 @@ int main(int argc, char **argv)
 		return err;
 	r.json = o.json;
 	r.svg = o.svg;
+	if (o.output && !(r.out = fopen(o.output, "w")))
+		return fail(1, "cannot write the report: %s", strerror(errno));
 	skel = vmtrace_bpf__open();
 	if (!skel)
 		return fail(1, "cannot open the BPF object: %s", strerror(errno));
 	if (o.command) {
-		child = spawn(o.command, o.sample, &gate);
+		child = spawn(o.command, o.sample, o.heap ? o.heap_sample : 0, &gate);
 		if (child < 0)
 			return fail(1, "cannot start the command: %s", strerror(errno));
 		skel->rodata->target_tgid = child;
@@ -566,7 +601,7 @@ int main(int argc, char **argv)
 			      : fail(1, "cannot load the BPF programs: %s", strerror(errno));
 	} else {
 		/* A command is followed into its children: attach to every process, keep the family in BPF. */
-		err = attach(skel, o.command ? 0 : o.pid, lib, o.sample);
+		err = attach(skel, o.command ? 0 : o.pid, lib, o.sample, o.heap);
 	}
 	if (!err) {
 		signal(SIGINT, on_signal);
@@ -585,5 +620,7 @@ int main(int argc, char **argv)
 		chart_free(&r.procs[i].chart);
 	}
 	free(r.procs);
+	if (r.out != stdout && fclose(r.out) && !err)
+		err = fail(1, "cannot write the report: %s", strerror(errno));
 	return err;
 }

@@ -15,6 +15,9 @@
 #define VT_MAX_PROCS 4096
 #define VT_MAX_SITES 16384
 #define VT_ANCESTORS 8  /* how far up a process's parents "follow children" looks */
+#define VT_MAX_BLOCKS 262144 /* outstanding sampled blocks (--heap) */
+#define VT_MAX_STACKS 16384
+#define VT_DEPTH 64     /* lib/prof.h's PROF_DEPTH */
 
 enum vmtrace_event {
 	VT_SNAPSHOT,
@@ -50,6 +53,26 @@ struct vt_site {
 
 struct vt_site_val {
 	unsigned long long bytes, count;
+};
+
+/* --heap: a sampled block outstanding, and a stack seen, per process. */
+struct vt_block {
+	unsigned int tgid, pad;
+	unsigned long long ptr;
+};
+
+struct vt_block_val {
+	unsigned long long hash, bytes, size; /* bytes: what the sample stands for */
+};
+
+struct vt_stack_key {
+	unsigned int tgid, pad;
+	unsigned long long hash;
+};
+
+struct vt_stack {
+	unsigned int depth, pad;
+	unsigned long long frames[VT_DEPTH];
 };
 
 #endif
