@@ -168,7 +168,7 @@ static uvm_noinline void *alloc_profiled(size_t size, size_t align, int zero, co
 
 static inline void *alloc(size_t size, size_t align, int zero, const void *caller)
 {
-	struct heap *h = uvm__heap;
+	struct heap *h = prof_heap();
 
 	if (h && prof_due_area(h, size))
 		return alloc_profiled(size, align, zero, caller);

@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "heap.h"
+#include "init.h"
 #include "util.h"
 #include "vmap.h"
 
@@ -76,6 +77,18 @@ due:
 }
 /* The same for a size that may reach the rate (areas), which is always sampled. */
 static inline bool prof_due_area(struct heap *h, size_t size) { return prof_due(h, size) || unlikely(size >= h->prof_big); }
+
+/*
+ * The heap whose countdown an allocation charges: the thread's, made now
+ * on its first allocation (so that it may be sampled too), NULL before
+ * set-up or past the thread's exit.
+ */
+static inline struct heap *prof_heap(void)
+{
+	struct heap *h = uvm__heap;
+
+	return likely(h) || !atomic_load_explicit(&uvm_ready, memory_order_acquire) ? h : heap_attach();
+}
 
 /* After prof_due: whether to sample this allocation (the countdown drawn again when it ran out, or the rate changed). */
 bool prof_take(struct heap *h, size_t size);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,41 +102,144 @@ void hp_short(const char *name, char *buf, size_t len)
 
 /* ----------------------------------------------------------- since */
 
-/* The number after "key": at or after from, before end; false if absent. */
-static int field_after(const char *from, const char *end, const char *key, double *out)
-{
-	const char *at = strstr(from, key);
+/*
+ * A small JSON reader, enough for an earlier --json however it was
+ * reformatted (jq, an editor): strings, numbers, and values skipped whole.
+ */
+struct reader {
+	const char *at;
+};
 
-	if (!at || at > end)
-		return 0;
-	*out = strtod(at + strlen(key), NULL);
-	return 1;
+static void blank(struct reader *r)
+{
+	while (*r->at == ' ' || *r->at == '\n' || *r->at == '\t' || *r->at == '\r')
+		r->at++;
 }
 
-/* Each stack object of an earlier --json, as ("hash":"0x...", "bytes":N, "count":N), subtracted from p's. */
+static bool take(struct reader *r, char c)
+{
+	blank(r);
+	if (*r->at != c)
+		return false;
+	r->at++;
+	return true;
+}
+
+/* A string into out (escapes kept as their second character: names and hex numbers have none). */
+static bool string(struct reader *r, char *out, size_t len)
+{
+	size_t n = 0;
+
+	if (!take(r, '"'))
+		return false;
+	for (; *r->at && *r->at != '"'; r->at++) {
+		if (*r->at == '\\' && r->at[1])
+			r->at++;
+		if (n + 1 < len)
+			out[n++] = *r->at;
+	}
+	out[n] = 0;
+	return take(r, '"');
+}
+
+static bool number(struct reader *r, double *out)
+{
+	char *end;
+
+	blank(r);
+	*out = strtod(r->at, &end);
+	if (end == r->at)
+		return false;
+	r->at = end;
+	return true;
+}
+
+static bool value(struct reader *r)
+{
+	char sink[64];
+	double d;
+
+	blank(r);
+	if (*r->at == '"')
+		return string(r, sink, sizeof(sink));
+	if (*r->at == '{' || *r->at == '[') {
+		char close = *r->at == '{' ? '}' : ']';
+
+		r->at++;
+		if (take(r, close))
+			return true;
+		do {
+			if (close == '}' && (!string(r, sink, sizeof(sink)) || !take(r, ':')))
+				return false;
+			if (!value(r))
+				return false;
+		} while (take(r, ','));
+		return take(r, close);
+	}
+	for (const char *word = "true\0false\0null\0"; *word; word += strlen(word) + 1)
+		if (!strncmp(r->at, word, strlen(word)))
+			return r->at += strlen(word), true;
+	return number(r, &d);
+}
+
+/* One object of "stacks": its hash, bytes and count subtracted from p's stack of that hash. */
+static bool stack(struct reader *r, struct hp_profile *p)
+{
+	char key[32], hash[32] = "";
+	double bytes = 0, count = 0;
+
+	if (!take(r, '{'))
+		return false;
+	if (take(r, '}'))
+		return true;
+	do {
+		bool ok;
+
+		if (!string(r, key, sizeof(key)) || !take(r, ':'))
+			return false;
+		ok = !strcmp(key, "hash") ? string(r, hash, sizeof(hash)) : !strcmp(key, "bytes") ? number(r, &bytes)
+			: !strcmp(key, "count") ? number(r, &count) : value(r);
+		if (!ok)
+			return false;
+	} while (take(r, ','));
+	for (size_t i = 0; hash[0] && i < p->n; i++)
+		if (p->st[i].hash == strtoull(hash, NULL, 16)) {
+			p->st[i].bytes -= bytes;
+			p->st[i].count -= count;
+		}
+	return take(r, '}');
+}
+
+/* An earlier --json's stacks subtracted from p's: -1 unless it is a uvmalloc.heap/1 object. */
 static int subtract(struct hp_profile *p, const char *text)
 {
-	const char *at = strstr(text, "\"schema\":\"uvmalloc.heap/1\"");
+	struct reader r = { text };
+	char key[32], schema[64] = "";
 
-	if (!at)
+	if (!take(&r, '{'))
 		return -1;
-	while ((at = strstr(at, "{\"hash\":\"0x"))) {
-		const char *end = strstr(at + 1, "{\"hash\":\"0x");
-		uint64_t hash = strtoull(at + 9, NULL, 16);
-		double bytes = 0, count = 0;
-
-		if (!end)
-			end = at + strlen(at);
-		if (!field_after(at, end, "\"bytes\":", &bytes) || !field_after(at, end, "\"count\":", &count))
+	do {
+		if (!string(&r, key, sizeof(key)) || !take(&r, ':'))
 			return -1;
-		for (size_t i = 0; i < p->n; i++)
-			if (p->st[i].hash == hash) {
-				p->st[i].bytes -= bytes;
-				p->st[i].count -= count;
+		if (!strcmp(key, "schema")) {
+			if (!string(&r, schema, sizeof(schema)) || strcmp(schema, "uvmalloc.heap/1"))
+				return -1;
+		} else if (!strcmp(key, "stacks")) {
+			if (!take(&r, '['))
+				return -1;
+			if (!take(&r, ']')) {
+				do
+					if (!stack(&r, p))
+						return -1;
+				while (take(&r, ','));
+				if (!take(&r, ']'))
+					return -1;
 			}
-		at = end;
-	}
-	return 0;
+		} else if (!value(&r)) {
+			return -1;
+		}
+	} while (take(&r, ','));
+	return take(&r, '}') && schema[0] ? 0 : -1;
 }
 
 int hp_since(struct hp_profile *p, const char *path, char *err, size_t errlen)
