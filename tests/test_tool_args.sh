@@ -2,7 +2,7 @@
 # tests/test_tool_args.sh VERSION UVMDEMO TOOL... - uvmdemo's numbers are strict: a negative, a word,
 # trailing junk or one past the limit is named on stderr with exit status 2 and nothing runs; a good one
 # runs.  So are allocwork's (one of TOOL...), with its long forms.  Every tool answers --version with
-# the project's version.
+# the project's version.  vminfo's and vmtrace's heap-profile arguments are refused the same way.
 set -u
 version=$1 uvmdemo=$2
 shift 2
@@ -25,6 +25,26 @@ for bad in "-t 0 larson:-t needs" "-t x larson:-t needs" "--scale 5000 larson:-s
 	grep -qF -- "$want" <<<"$out" || fail "allocwork $args: $out (wanted: $want)"
 done
 timeout 60 "$allocwork" --threads=1 --scale 1 --json frag > /dev/null || fail "allocwork --threads=1 --scale 1 --json frag failed"
+# vminfo's heap flags and vmtrace's heap arguments (when built): refused before any process is read.
+for tool in "$@"; do case $tool in *vminfo) vminfo=$tool ;; *vmtrace) vmtrace=$tool ;; esac; done
+if [ -n "${vminfo:-}" ]; then
+	for bad in "--folded 1:--folded needs --heap" "--since x 1:--since needs --heap" "--heap --summary 1:takes no --summary" \
+		"--heap --folded --json 1:choose one"; do
+		args=${bad%%:*} want=${bad#*:}
+		out=$(timeout 10 "$vminfo" $args 2>&1 >/dev/null); rc=$?
+		[ $rc -eq 2 ] || fail "vminfo $args exited $rc, not 2"
+		grep -qF -- "$want" <<<"$out" || fail "vminfo $args: $out (wanted: $want)"
+	done
+fi
+if [ -n "${vmtrace:-}" ]; then
+	for bad in "--heap-sample 0:--heap-sample needs" "--heap-sample 5Q:--heap-sample needs" "--heap-sample 2T:--heap-sample needs" \
+		"-o:-o needs a value"; do
+		args=${bad%%:*} want=${bad#*:}
+		out=$(timeout 10 "$vmtrace" $args 2>&1 >/dev/null); rc=$?
+		[ $rc -eq 2 ] || fail "vmtrace $args exited $rc, not 2"
+		grep -qF -- "$want" <<<"$out" || fail "vmtrace $args: $out (wanted: $want)"
+	done
+fi
 for tool in "$uvmdemo" "$@"; do
 	out=$("$tool" --version) || fail "$tool --version failed"
 	case $out in *"(uvmalloc) $version"*) ;; *) fail "$tool --version says: $out" ;; esac
