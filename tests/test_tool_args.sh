@@ -14,37 +14,28 @@ for bad in "--rounds -1" "--rounds abc" "--rounds 5x" "--rounds 1000001" "--line
 	echo "$out" | grep -q -- "$word" || fail "uvmdemo $bad: the message does not name $word: $out"
 done
 timeout 60 "$uvmdemo" --rounds 2 --lines 5 > /dev/null || fail "uvmdemo --rounds 2 --lines 5 failed"
+# refuses TOOL "ARGS:WANTED"...: each ARGS exits 2 with WANTED in its message.
+refuses() {
+	local tool=$1 bad args want out rc
+	shift
+	for bad in "$@"; do
+		args=${bad%%:*} want=${bad#*:}
+		out=$(timeout 10 "$tool" $args 2>&1 >/dev/null); rc=$?
+		[ $rc -eq 2 ] || fail "$(basename "$tool") $args exited $rc, not 2"
+		grep -qF -- "$want" <<<"$out" || fail "$(basename "$tool") $args: $out (wanted: $want)"
+	done
+}
 # allocwork (getopt_long): each refusal names what is wrong, exit 2; long forms work.
-for tool in "$@"; do case $tool in *allocwork) allocwork=$tool ;; esac; done
-for bad in "-t 0 larson:-t needs" "-t x larson:-t needs" "--scale 5000 larson:-s needs" "-s:-s needs a value" \
+for tool in "$@"; do case $tool in *allocwork) allocwork=$tool ;; *vminfo) vminfo=$tool ;; *vmtrace) vmtrace=$tool ;; esac; done
+refuses "$allocwork" "-t 0 larson:-t needs" "-t x larson:-t needs" "--scale 5000 larson:-s needs" "-s:-s needs a value" \
 	"--bogus larson:unknown option --bogus" "nosuch:unknown workload nosuch" ":a workload is needed" \
-	"larson mixed:one workload at a time"; do
-	args=${bad%%:*} want=${bad#*:}
-	out=$(timeout 10 "$allocwork" $args 2>&1 >/dev/null); rc=$?
-	[ $rc -eq 2 ] || fail "allocwork $args exited $rc, not 2"
-	grep -qF -- "$want" <<<"$out" || fail "allocwork $args: $out (wanted: $want)"
-done
+	"larson mixed:one workload at a time"
 timeout 60 "$allocwork" --threads=1 --scale 1 --json frag > /dev/null || fail "allocwork --threads=1 --scale 1 --json frag failed"
 # vminfo's heap flags and vmtrace's heap arguments (when built): refused before any process is read.
-for tool in "$@"; do case $tool in *vminfo) vminfo=$tool ;; *vmtrace) vmtrace=$tool ;; esac; done
-if [ -n "${vminfo:-}" ]; then
-	for bad in "--folded 1:--folded needs --heap" "--since x 1:--since needs --heap" "--heap --summary 1:takes no --summary" \
-		"--heap --folded --json 1:choose one"; do
-		args=${bad%%:*} want=${bad#*:}
-		out=$(timeout 10 "$vminfo" $args 2>&1 >/dev/null); rc=$?
-		[ $rc -eq 2 ] || fail "vminfo $args exited $rc, not 2"
-		grep -qF -- "$want" <<<"$out" || fail "vminfo $args: $out (wanted: $want)"
-	done
-fi
-if [ -n "${vmtrace:-}" ]; then
-	for bad in "--heap-sample 0:--heap-sample needs" "--heap-sample 5Q:--heap-sample needs" "--heap-sample 2T:--heap-sample needs" \
-		"-o:-o needs a value"; do
-		args=${bad%%:*} want=${bad#*:}
-		out=$(timeout 10 "$vmtrace" $args 2>&1 >/dev/null); rc=$?
-		[ $rc -eq 2 ] || fail "vmtrace $args exited $rc, not 2"
-		grep -qF -- "$want" <<<"$out" || fail "vmtrace $args: $out (wanted: $want)"
-	done
-fi
+[ -z "${vminfo:-}" ] || refuses "$vminfo" "--folded 1:--folded needs --heap" "--since x 1:--since needs --heap" \
+	"--heap --summary 1:takes no --summary" "--heap --folded --json 1:choose one"
+[ -z "${vmtrace:-}" ] || refuses "$vmtrace" "--heap-sample 0:--heap-sample needs" "--heap-sample 5Q:--heap-sample needs" \
+	"--heap-sample 2T:--heap-sample needs" "-o:-o needs a value"
 for tool in "$uvmdemo" "$@"; do
 	out=$("$tool" --version) || fail "$tool --version failed"
 	case $out in *"(uvmalloc) $version"*) ;; *) fail "$tool --version says: $out" ;; esac
