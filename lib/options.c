@@ -28,6 +28,7 @@ struct uvm_option {
 
 static const char *const thp_words[] = { "never", "huge-only", "always", NULL };
 static const char *const stats_words[] = { "0", "1", "json", NULL };
+static const char *const unwind_words[] = { "auto", "libgcc", NULL };
 
 static const struct uvm_option table[OPT__COUNT] = {
 	[OPT_ARENA_SIZE] = { "UVM_ARENA_SIZE", 64LL << 30, 64LL << 20, 1LL << 44,
@@ -64,6 +65,9 @@ static const struct uvm_option table[OPT__COUNT] = {
 	[OPT_LEAKS] = { "UVM_LEAKS", 0, 0, 1,
 			"1 = at exit, print the sampled allocations still live, by stack, on stderr (sampling at 512K "
 			"when UVM_PROF_SAMPLE is 0)" },
+	[OPT_PROF_UNWIND] = { "UVM_PROF_UNWIND", UNWIND_AUTO, 0, 1,
+			      "the heap profile's unwinder: auto = libunwind's where libunwind8 is installed, else libgcc's; "
+			      "libgcc = always libgcc's (slower, no libunwind loaded)", unwind_words },
 };
 
 static long long values[OPT__COUNT];

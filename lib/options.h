@@ -23,11 +23,13 @@ enum uvm_option_id {
 	OPT_TRACE_SAMPLE, /* initial uvm__trace_sample (vmtrace sets it for a command it starts) */
 	OPT_PROF_SAMPLE,  /* bytes: the heap profile's mean sampling gap; 0 = off */
 	OPT_LEAKS,        /* 1 = report the live sampled allocations at exit */
+	OPT_PROF_UNWIND,  /* enum prof_unwind */
 	OPT__COUNT
 };
 
 enum thp_mode { THP_NEVER, THP_HUGE_ONLY, THP_ALWAYS };
 enum stats_mode { STATS_OFF, STATS_TEXT_MODE, STATS_JSON };
+enum prof_unwind { UNWIND_AUTO, UNWIND_LIBGCC };
 
 /* Read the environment (secure_getenv: ignored in setuid programs).  Once, at init. */
 void options_init(void);

@@ -153,18 +153,31 @@ static int find_own(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /*
- * libgcc's unwinder, found at the first sample rather than linked: a C
- * program we are preloaded into then maps no libgcc_s unless it profiles.
+ * The unwinder, found at the first sample rather than linked, so that a C
+ * program we are preloaded into maps neither library unless it profiles:
+ * libunwind's unw_backtrace where libunwind8 is installed (it caches each
+ * frame's rule: 0.35 us per sample here against 3 us), else libgcc's
+ * _Unwind_Backtrace, which parses the CFI of every frame every time
+ * (UVM_PROF_UNWIND=libgcc chooses it where libunwind is installed).  Both
+ * read DWARF CFI, so programs without frame pointers unwind, and neither
+ * allocates on its way (jemalloc and tcmalloc call them from malloc too).
  * A static program has no dlopen: its samples have no stack.
  */
 typedef _Unwind_Reason_Code (*backtrace_fn)(_Unwind_Trace_Fn, void *);
 static backtrace_fn backtrace_of;
 static _Unwind_Ptr (*get_ip)(struct _Unwind_Context *);
+static int (*unw_backtrace_of)(void **frames, int size);
 static _Atomic int unwinder_state; /* 0 unknown, 1 being found, 2 found (or known absent) */
 
 static void unwinder_find(void)
 {
-	void *lib = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	void *unw = option(OPT_PROF_UNWIND) == UNWIND_AUTO ? dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL) : NULL;
+	void *lib = unw ? NULL : dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (unw)
+		unw_backtrace_of = (int (*)(void **, int))dlsym(unw, "unw_backtrace");
+	if (unw && !unw_backtrace_of)
+		lib = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
 
 	get_ip = lib ? (_Unwind_Ptr(*)(struct _Unwind_Context *))dlsym(lib, "_Unwind_GetIP") : NULL;
 	if (get_ip)
@@ -173,21 +186,22 @@ static void unwinder_find(void)
 }
 
 /*
- * The unwinder, or NULL while another thread is still finding it: a sample
- * then goes without a stack rather than wait, since that thread's dlopen may
- * wait for a loader lock held by a thread that is sampling in a constructor.
+ * Whether the unwinder is known; false while another thread is still
+ * finding it: a sample then goes without a stack rather than wait, since
+ * that thread's dlopen may wait for a loader lock held by a thread that is
+ * sampling in a constructor.
  */
-static backtrace_fn unwinder(void)
+static bool unwinder_known(void)
 {
 	int expect = 0;
 
 	if (atomic_load_explicit(&unwinder_state, memory_order_acquire) == 2)
-		return backtrace_of;
+		return true;
 	if (!atomic_compare_exchange_strong(&unwinder_state, &expect, 1))
-		return NULL;
+		return false;
 	unwinder_find();
 	atomic_store_explicit(&unwinder_state, 2, memory_order_release);
-	return backtrace_of;
+	return true;
 }
 
 static bool is_own(uintptr_t ip)
@@ -219,10 +233,21 @@ static _Unwind_Reason_Code unwind_one(struct _Unwind_Context *ctx, void *arg)
 static unsigned unwind(uint64_t *frames)
 {
 	struct unwind_state st = { frames, 0 };
-	backtrace_fn backtrace = unwinder();
 
-	if (backtrace)
-		backtrace(unwind_one, &st);
+	if (!unwinder_known())
+		return 0;
+	if (unw_backtrace_of) {
+		void *ips[PROF_DEPTH + 16]; /* room for our own frames, left out */
+		int n = unw_backtrace_of(ips, PROF_DEPTH + 16), i = 0;
+
+		while (i < n && is_own((uintptr_t)ips[i]))
+			i++;
+		for (; i < n && st.n < PROF_DEPTH; i++)
+			frames[st.n++] = (uintptr_t)ips[i];
+		return st.n;
+	}
+	if (backtrace_of)
+		backtrace_of(unwind_one, &st);
 	return st.n;
 }
 

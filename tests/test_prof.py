@@ -68,10 +68,11 @@ class Checks:
 
 class Leaks(unittest.TestCase, Checks):
     def test_leaks_at_exit_name_the_stacks_and_keep_the_status(self):
-        for prog, lang in ((LEAKY, "C"), (LEAKY_CC, "C++")):
+        for (prog, lang), unwinder in zip(((LEAKY, "C"), (LEAKY_CC, "C++"), (LEAKY, "C"), (LEAKY_CC, "C++")),
+                                          ("auto", "auto", "libgcc", "libgcc")):
             plain = subprocess.run([prog], capture_output=True, text=True, env=env(), timeout=120)
-            r = subprocess.run([prog], capture_output=True, text=True, env=env(UVM_LEAKS="1", UVM_PROF_SAMPLE=RATE),
-                               timeout=120)
+            r = subprocess.run([prog], capture_output=True, text=True, timeout=120,
+                               env=env(UVM_LEAKS="1", UVM_PROF_SAMPLE=RATE, UVM_PROF_UNWIND=unwinder))
             self.assertEqual(r.returncode, plain.returncode)
             self.assertEqual(r.stdout, plain.stdout, "profiling changed the program's output")
             self.assertIn("uvmalloc: leaks at exit:", r.stderr)
@@ -214,6 +215,16 @@ class Vmtrace(unittest.TestCase, Checks):
             self.assertEqual(len(stacks), 1, report)
             self.assertEqual([fn(f) for f in stacks[0][1][:3]], ["make_record", "grow_more", "main"])
             self.assertLess(abs(stacks[0][0] - MORE_BYTES), 0.2 * MORE_BYTES)
+
+
+class Overhead(unittest.TestCase):
+    def test_the_cost_tool_prints_its_table(self):
+        build = os.path.dirname(os.path.dirname(PRELOAD))
+        tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "allocwork", "prof-overhead")
+        r = subprocess.run([tool, "--reps", "1", "--workloads", "mixed", "--rates", "512K", "--build", build],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"\| -s 8 mixed \| [\d.]+ s \| [\d.]+ s \([\d.]+x\) \|")
 
 
 class Programs(unittest.TestCase):
