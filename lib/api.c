@@ -16,7 +16,6 @@
 #include "numa_node.h"
 #include "pcp.h"
 #include "prof.h"
-#include "purge.h"
 #include "trace.h"
 #include "uvmalloc.h"
 
@@ -30,12 +29,6 @@ __attribute__((noreturn, cold)) void uvm__invalid_pointer(const char *fn, const 
 	if (n > 0 && write(2, msg, (size_t)n) < 0)
 		abort();
 	abort();
-}
-
-static void *fail(int err)
-{
-	errno = err;
-	return NULL;
 }
 
 /* Every allocation of an area funnels here, malloc's large ones too. */
@@ -210,6 +203,5 @@ void uvm_purge(void)
 {
 	if (uvm_init())
 		return;
-	pcp_drain_all();
-	purge_now(1);
+	area_reclaim_and_purge();
 }

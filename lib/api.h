@@ -6,6 +6,7 @@
 #ifndef UVM_API_H
 #define UVM_API_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -20,6 +21,13 @@
  * alignment or node) or ENOMEM.
  */
 void *uvm__alloc(size_t size, size_t align, int zero, int node, bool huge, const void *caller);
+/* A failed call's result: NULL with errno err. */
+static inline void *fail(int err)
+{
+	errno = err;
+	return NULL;
+}
+
 /* "uvmalloc: fn(): invalid pointer 0x..." on stderr, then abort. */
 __attribute__((noreturn, cold)) void uvm__invalid_pointer(const char *fn, const void *p);
 

@@ -37,6 +37,12 @@
 static void guard_install(uintptr_t page) { os_guard_install(page, UVM_PAGE_SIZE); }
 static void guard_remove(uintptr_t page) { os_guard_remove(page, UVM_PAGE_SIZE); }
 
+size_t area_reclaim_and_purge(void)
+{
+	pcp_drain_all();
+	return purge_now(1);
+}
+
 static int tree_alloc(unsigned nid, struct vmap_area *va, size_t size, size_t align)
 {
 	int err = arena_alloc(nid, va, size, align);
@@ -47,8 +53,7 @@ static int tree_alloc(unsigned nid, struct vmap_area *va, size_t size, size_t al
 	 * regions could ever hold: then the failure path stays cheap.
 	 */
 	if (err == ENOMEM && size <= arena_reserved(nid)) {
-		pcp_drain_all();
-		if (purge_now(1))
+		if (area_reclaim_and_purge())
 			err = arena_alloc(nid, va, size, align);
 	}
 	if (err == ENOMEM && !arena_grow(nid, size, align))

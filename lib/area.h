@@ -120,7 +120,7 @@ static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node
 static inline struct vmap_area *area_at(uintptr_t addr)
 {
 	struct region *r = addr & (UVM_PAGE_SIZE - 1) ? NULL : region_of(addr);
-	struct vmap_area *va = r ? atomic_load_explicit(&r->map[(addr - r->base) >> UVM_PAGE_SHIFT], memory_order_acquire) : NULL;
+	struct vmap_area *va = r ? atomic_load_explicit(region_slot(r, addr), memory_order_acquire) : NULL;
 
 	/* A stale slot may name a recycled object: objects are never unmapped, so reading it is safe. */
 	return va && va->va_start == addr ? va : NULL;
@@ -177,6 +177,8 @@ static inline bool area_free_own_large(uintptr_t addr)
 	return area_push_own(h, va, va_pages(va), true);
 }
 
+/* reclaim_and_purge_vmap_areas(): every thread cache drained, then a full purge; the pages that left. */
+size_t area_reclaim_and_purge(void);
 /* Free an area area_take returned: to the thread's cache, its owner's inbox, or the node's lazy list. */
 void area_free(struct vmap_area *va);
 /* The live area that starts at addr, made not live (free's first step); NULL if none. */
@@ -187,8 +189,8 @@ struct vmap_area *area_find(uintptr_t addr);
  * Realloc's move: the first bytes of from into to.  Whole pages move with
  * mremap instead of being copied from AREA_MOVE_MIN on when to is fresh
  * (memcpy would fault in every page of it), from AREA_MOVE_MIN_BACKED on
- * when to is already backed (mremap must free its pages); measured in the
- * README.  The kernel may refuse (vm.max_map_count): then memcpy.
+ * when to is already backed (mremap must free its pages); measured in
+ * docs/measurements.md.  The kernel may refuse (vm.max_map_count): then memcpy.
  */
 #define AREA_MOVE_MIN ((size_t)64 << 10)
 #define AREA_MOVE_MIN_BACKED ((size_t)16 << 20)

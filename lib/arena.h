@@ -55,12 +55,15 @@ static inline struct region *region_of(uintptr_t addr)
 	return NULL;
 }
 
+/* The page-map slot of the page at addr, in r, the region that holds it. */
+static inline va_slot_t *region_slot(const struct region *r, uintptr_t addr) { return &r->map[(addr - r->base) >> UVM_PAGE_SHIFT]; }
+
 /* The page-map slot of the page at addr, or NULL when no region holds it. */
 static inline va_slot_t *arena_slot(uintptr_t addr)
 {
 	struct region *r = region_of(addr);
 
-	return r ? &r->map[(addr - r->base) >> UVM_PAGE_SHIFT] : NULL;
+	return r ? region_slot(r, addr) : NULL;
 }
 
 /* Set up one free tree per NUMA node (nr of them).  0 or ENOMEM. */

@@ -9,6 +9,21 @@
  * its time in futex calls with the plain kind).  It never allocates, so it
  * is safe inside malloc.  After fork() the child re-initialises every lock
  * (init.c's fork handlers), never unlocks one it did not take.
+ *
+ * Lock order: a path that holds one of these takes only locks further
+ * down the list, and init.c's fork_prepare takes them all in this order.
+ *   1. init_lock (init.c): the set-up, and a fork racing it.
+ *   2. the heap profile's lock (prof.c): taken with no other held.
+ *   3. slab.c: late_lock, then sl.lock (orphaned and late slabs).
+ *   4. the heap registry's lock (heap.c), then claims of heaps.  A claim is
+ *      no lock but a flag that the owner waits on in heap_enter (heap.h);
+ *      a claimer holds it across the drains that take 5 to 8.
+ *   5. purge.lock (purge.c); a free only tries it (purge_if_over).
+ *   6. a vmap node's pools, busy and lazy locks (vnode.c): outside fork,
+ *      one node's and one of the three at a time.
+ *   7. the arena's commit_lock, then a NUMA node's free-tree lock (arena.c).
+ *   8. meta.lock (meta.c), the metadata pool: innermost.
+ * The owner's own paths take none of them: its heap is its own (heap.h).
  */
 #ifndef UVM_LOCK_H
 #define UVM_LOCK_H

@@ -101,12 +101,6 @@ static void early_free(const char *fn, const void *p)
 
 /* ------------------------------------------------------------ alloc */
 
-static void *fail(int err)
-{
-	errno = err;
-	return NULL;
-}
-
 /* malloc(size) aligned to align (a power of two): slabs, or an area. */
 static uvm_noinline void *alloc_slow(size_t size, size_t align, int zero, const void *caller)
 {

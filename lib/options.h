@@ -1,6 +1,6 @@
 /*
- * options.h - every UVM_* setting, from one table (options.c).  The README
- * list and `uvmdemo --help` print from the same table.
+ * options.h - every UVM_* setting, from one table (options.c).  The README's
+ * table and `uvmdemo --help` print from the same table.
  */
 #ifndef UVM_OPTIONS_H
 #define UVM_OPTIONS_H

@@ -215,7 +215,8 @@ size_t purge_now(int full)
 	return pages;
 }
 
-void purge_if_over(size_t lazy)
+/* A purge when lazy pages pass the limit, unless one runs already (the trylock: frees never wait for one). */
+static void purge_if_over(size_t lazy)
 {
 	size_t floor = purge.lazy_max < PURGE_RETAIN_MIN ? purge.lazy_max : PURGE_RETAIN_MIN;
 
@@ -226,28 +227,16 @@ void purge_if_over(size_t lazy)
 	uvm_unlock(&purge.lock);
 }
 
-void purge_free_lazily(struct list_head *vas)
-{
-	struct vmap_area *va, *n;
-	size_t lazy = 0;
-
-	list_for_each_entry_safe(va, n, vas, list) {
-		list_del(&va->list);
-		vn_busy_erase(va);
-		lazy = vn_lazy_add(va);
-	}
-	purge_if_over(lazy);
-}
-
-void purge_free_backed(struct list_head *vas)
+/* Every area of vas out of its busy tree: into a pool while pooling is allowed and there is room, else lazy. */
+static void free_areas(struct list_head *vas, bool pooling)
 {
 	struct vmap_area *va, *n;
 	size_t pooled, lazy = 0, retain;
 
 	if (list_empty(vas))
 		return;
-	pooled = vn_pooled_pages();
-	retain = purge_retain_max();
+	pooled = pooling ? vn_pooled_pages() : 0;
+	retain = pooling ? purge_retain_max() : 0;
 	list_for_each_entry_safe(va, n, vas, list) {
 		list_del(&va->list);
 		vn_busy_erase(va);
@@ -260,6 +249,9 @@ void purge_free_backed(struct list_head *vas)
 	}
 	purge_if_over(lazy);
 }
+
+void purge_free_lazily(struct list_head *vas) { free_areas(vas, false); }
+void purge_free_backed(struct list_head *vas) { free_areas(vas, true); }
 
 void purge_stats(struct uvm_stats *st)
 {

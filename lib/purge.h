@@ -29,8 +29,6 @@ size_t purge_retain_max(void);
  * Returns the pages that left the lazy lists and pools.
  */
 size_t purge_now(int full);
-/* Called by a free that pushed the lazy count to lazy: purge unless another thread already is. */
-void purge_if_over(size_t lazy);
 /* Free_vmap_area_noflush() for a list of areas still in their busy trees: onto their owners' lazy lists. */
 void purge_free_lazily(struct list_head *vas);
 /*

@@ -129,7 +129,7 @@ __attribute__((noreturn, cold)) void slab_corrupt(const struct slab *s, const ch
 /* The slab at base in region r, or NULL: the page map must name a slab area starting there. */
 static inline struct slab *slab_at(const struct region *r, uintptr_t base)
 {
-	struct vmap_area *va = atomic_load_explicit(&r->map[(base - r->base) >> UVM_PAGE_SHIFT], memory_order_acquire);
+	struct vmap_area *va = atomic_load_explicit(region_slot(r, base), memory_order_acquire);
 
 	if (!va || va->va_start != base || !(va->flags & VA_SLAB))
 		return NULL;

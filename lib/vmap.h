@@ -35,6 +35,28 @@
 #define VA_NID_SHIFT 8
 
 /*
+ * An area's states, the one table of them (a file that moves areas between
+ * states names the move; the busy trees and the page map go together: an
+ * area is in its region's page map exactly while it is in a busy tree):
+ *
+ *   state       linked in                              page map  live          va->cache
+ *   free        its NUMA node's free tree (arena.c)    no        0             NULL
+ *   live        a vmap node's busy tree (vnode.c)      yes       VA_LIVE_BIN   its bin or list, for
+ *                                                                VA_LIVE_LIST  the owner's in-line free
+ *                                                                VA_LIVE       NULL (another heap's,
+ *                                                                              too large, a slab, sampled)
+ *   cached      busy tree, and a bin or order list     yes       0             that list (pcp.c)
+ *               of its heap's cache
+ *   in transit  busy tree (another thread's free,      yes       VA_FREEING    the owner's list, until
+ *               area_take to free_foreign)                                     free_foreign clears it
+ *   inbox       busy tree, and its owner's inbox       yes       0             NULL
+ *   lazy        its vmap node's lazy tree (purge.c)    no        0             NULL
+ *   pooled      its vmap node's pool list (vnode.c)    no        0             NULL
+ *
+ * live -> cached, inbox or lazy/pooled is a free (area.c); cached -> live
+ * a hit; cached -> lazy/pooled a drain or decay; lazy -> free a purge;
+ * pooled -> live a pool hit; free -> live a carve from the tree.
+ *
  * va->live: 0 when no user owns it (cached, lazy, pooled, in an inbox).
  * VA_LIVE_BIN: a user's, and its owner heap's thread may free it straight
  * onto a bin of its cache (bin size, caching on, not a slab), which that

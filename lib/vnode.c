@@ -127,14 +127,6 @@ static void set_erase(struct va_set *s, struct vmap_area *va)
 	seq_end(s);
 }
 
-/* The area of s that contains addr (exact: only one starting at addr). */
-static struct vmap_area *set_find(const struct va_set *s, uintptr_t addr, int exact)
-{
-	struct vmap_area *va = va_containing(&s->root, addr);
-
-	return va && (!exact || va->va_start == addr) ? va : NULL;
-}
-
 /* Live, not resting in a thread cache. */
 static bool is_live(const struct vmap_area *va) { return atomic_load_explicit(&va->live, memory_order_relaxed); }
 
@@ -196,7 +188,7 @@ int vn_busy_lookup(uintptr_t addr, struct vmap_area *out)
 		bool live = false;
 
 		uvm_lock(&vn->busy.lock);
-		va = set_find(&vn->busy, addr, 0);
+		va = va_containing(&vn->busy.root, addr);
 		if (va && (live = is_live(va)))
 			*out = *va;
 		uvm_unlock(&vn->busy.lock);

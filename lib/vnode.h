@@ -2,11 +2,12 @@
  * vnode.h - vmap nodes (the kernel's struct vmap_node, v6.9+).
  *
  * Busy trees, lazy lists and pools are all partitioned by owner: the node
- * of the CPU that allocated the area, so a freed area comes back to the CPU
- * that asked for it.  The kernel files busy areas by address zone instead,
- * so that find_vmap_area() knows which tree to search; here the page map
- * (arena_slot) finds an area from a pointer without any tree, and filing by
- * owner keeps a thread's cache trims and merges on its own CPU's lock:
+ * of the thread that allocated the area (each thread takes the next node
+ * round robin and keeps it; the kernel's is the CPU's), so a freed area
+ * comes back to the node that asked for it.  The kernel files busy areas by
+ * address zone instead, so that find_vmap_area() knows which tree to
+ * search; here the page map (arena_slot) finds an area from a pointer
+ * without any tree, and filing by owner keeps a thread's node locks its own:
  * random_size on 2 threads ran at 21 % of one thread's speed per thread
  * when both threads' areas interleaved over both zone-keyed trees.
  * Each of the three parts has its own lock; no path takes two node locks at
@@ -25,7 +26,7 @@
 int vn_init(unsigned nr);
 unsigned vn_count(void);
 
-/* The owner slot for an allocation made now: the current CPU's node. */
+/* The owner slot for an allocation made now: the calling thread's node. */
 unsigned vn_owner_id(void);
 static inline unsigned va_owner(const struct vmap_area *va) { return (va->flags >> VA_OWNER_SHIFT) - 1; }
 static inline void va_set_owner(struct vmap_area *va, unsigned id)
@@ -43,7 +44,11 @@ static inline void va_set_nid(struct vmap_area *va, unsigned nid)
  */
 void vn_busy_insert(struct vmap_area *va);
 void vn_busy_erase(struct vmap_area *va);
-/* Copy the live area that contains addr (any byte of it, guard included) into *out.  True if found. */
+/*
+ * Copy the live area that contains addr (any byte of it, guard included)
+ * into *out.  True if found.  The tests' oracle for the page map (which
+ * finds an area from its start only, in O(1)); the library does not need it.
+ */
 int vn_busy_lookup(uintptr_t addr, struct vmap_area *out);
 /* Pages of all busy trees (live and thread-cached areas, guards included), read without their locks. */
 size_t vn_busy_pages(void);

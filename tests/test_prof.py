@@ -206,6 +206,7 @@ class Vmtrace(unittest.TestCase, Checks):
                 v.stderr.close()
                 if VMINFO != "-":
                     r = subprocess.run([VMINFO, "--heap", "--json", str(t.p.pid)], capture_output=True, text=True)
+                    self.assertEqual(r.returncode, 0, r.stderr)
                     self.assertEqual(json.loads(r.stdout)["rate"], 0, "vmtrace puts the rate back")
             finally:
                 t.close()

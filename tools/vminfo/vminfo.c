@@ -51,7 +51,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: vminfo [options] PID\n"
 		"  --summary          only the summary\n"
-		"  --json             JSON instead of text (schema: uvmalloc.vminfo/1, see README)\n"
+		"  --json             JSON instead of text (schema: uvmalloc.vminfo/1, see docs/vminfo.md)\n"
 		"  --sort KEY         order of the area lines: addr (default), size, caller\n"
 		"  --top N            the N callers (with --heap: stacks) holding the most bytes\n"
 		"  --watch SECONDS    print again every SECONDS until interrupted\n"
