@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tests/test_prof.py PRELOAD LEAKY LEAKY_CC VMINFO VMTRACE - heap profiles of programs that leak known bytes.
+"""tests/test_prof.py PRELOAD LEAKY LEAKY_CC MT VMINFO VMTRACE - heap profiles of programs that leak known bytes.
 
 prof_leaky leaks 16 MB through make_record <- leak_records from main and 16 MB from four threads,
 in C (malloc) and C++ (new), under the preload library. Each report must name the stack in order
@@ -8,7 +8,8 @@ must not show. UVM_LEAKS prints at exit and leaves the exit status alone; vminfo
 running process (text, JSON, --folded, --since, --svg rendered in Chromium); vmtrace --heap follows a
 command (-o keeps its report apart from the command's output) and turns sampling on in a running
 process (skipped with the reason where BPF is not permitted); a profiled program's output is the
-unprofiled one's. VMINFO or VMTRACE may be "-" when not built.
+unprofiled one's, tests/mt.cc's too (threads that come and go, new and delete across threads, fork and
+exec). VMINFO or VMTRACE may be "-" when not built.
 """
 import json
 import os
@@ -22,8 +23,8 @@ import xml.etree.ElementTree as ET
 
 from svgcheck import chromium, png_nonwhite_fraction, render
 
-PRELOAD, LEAKY, LEAKY_CC, VMINFO, VMTRACE = sys.argv[1:6]
-del sys.argv[1:6]
+PRELOAD, LEAKY, LEAKY_CC, MT, VMINFO, VMTRACE = sys.argv[1:7]
+del sys.argv[1:7]
 RATE = "16K"  # about 2000 samples of each 16 MB stack: a standard error near 2 %
 TRUE_BYTES = 16_000_000
 MORE_BYTES = 12_000_000
@@ -234,7 +235,7 @@ class Programs(unittest.TestCase):
             data = os.path.join(d, "in.txt")
             with open(data, "w") as f:
                 f.write("".join("%d line %x\n" % (i * 7919 % 100003, i) for i in range(200000)))
-            for cmd in (["sort", data], ["python3", "-c", "import json,collections;"
+            for cmd in ([MT], ["sort", data], ["python3", "-c", "import json,collections;"
                         "d=collections.Counter(str(i%977)*(i%13) for i in range(300000));"
                         "print(json.dumps(sorted(d.items())[:50]))"]):
                 plain = subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=300)
