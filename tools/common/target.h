@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "descriptor.h"
+#include "uvmalloc-descriptor.h"
 
 struct target {
 	pid_t pid;

@@ -1,0 +1,91 @@
+/*
+ * uvmalloc-descriptor.h - what a reader outside the process (vminfo, vmtrace,
+ * or a tool of your own) needs to find and walk the allocator's state in
+ * another process's memory.  Installed beside uvmalloc.h; the library fills
+ * it (lib/descriptor.c) and never includes a reader's code.
+ *
+ * The library exports one data symbol, uvm_descriptor, found through the
+ * target's /proc/PID/maps and the ELF symbol table of the module that holds
+ * it.  It holds the layout of the structures a reader walks (offsets and
+ * sizes, so a reader never compiles in our struct layouts) and the
+ * addresses of their roots.  Every field is a uint64_t in the target's
+ * byte order; `version` changes whenever a field changes meaning, and a
+ * reader refuses versions it does not know.  The target does nothing for a
+ * reader: no thread, no signal.  Trees carry sequence counters, odd while a
+ * writer changes them, so a reader retries a walk that raced a change.
+ */
+#ifndef UVMALLOC_DESCRIPTOR_H
+#define UVMALLOC_DESCRIPTOR_H
+
+#include <stdint.h>
+
+#define UVM_DESCRIPTOR_MAGIC "uvmdesc"
+#define UVM_DESCRIPTOR_VERSION 1
+
+struct uvm_descriptor {
+	char magic[8];          /* UVM_DESCRIPTOR_MAGIC, NUL-terminated */
+	uint64_t version, size; /* UVM_DESCRIPTOR_VERSION, sizeof(struct uvm_descriptor) */
+	uint64_t ready;         /* 1 once the fields below are filled (set-up done) */
+	uint64_t page_size;
+
+	/* struct vmap_area: its size and the offsets of what a reader uses */
+	uint64_t va_size, va_start, va_end, va_rb, va_left, va_right, va_caller, va_flags, va_live, va_list;
+	uint64_t va_flag_huge, va_flag_hugetlb, va_flag_slab, va_nid_shift;
+
+	/* regions: an array of max_regions, the first *nr_regions (an int) in use */
+	uint64_t regions, nr_regions, max_regions, region_size, region_base, region_end, region_committed, region_nid;
+
+	/* vmap nodes: an array of nr_nodes, each with a busy and a lazy tree (rb_root) and pool totals */
+	uint64_t nodes, nr_nodes, node_size;
+	uint64_t busy_root, busy_seq, busy_nr, busy_bytes;
+	uint64_t lazy_root, lazy_seq, lazy_nr, lazy_bytes;
+	uint64_t pool_nr, pool_bytes;
+
+	/* free space, one per NUMA node: an address-ordered list of free areas (list_head) and counters */
+	uint64_t spaces, nr_spaces, space_size, space_list, space_seq, space_bytes, space_count;
+
+	/* thread caches: a list_head of live caches, their fields, and the counters folded in by exited threads */
+	uint64_t pcp_live, pcp_link, pcp_pages, pcp_count, pcp_hits, pcp_misses, pcp_allocs, pcp_frees;
+	uint64_t pcp_exited_allocs, pcp_exited_frees, pcp_exited_hits, pcp_exited_misses;
+
+	/* counters (addresses of uint64_t) */
+	uint64_t os_mmap, os_mprotect, os_madvise, os_mremap, os_other;
+	uint64_t purges, purged_bytes, slabs;
+
+	/* appended after version 1 shipped (readers check size): the sampling period vmtrace writes, a uint32_t */
+	uint64_t trace_sample;
+
+	/*
+	 * Appended later: a slab's header, at the start of every slab area, its
+	 * size (what a reader copies), its 32-bit fields used (objects out,
+	 * remote frees not taken back included), carved (bytes handed out at
+	 * some time), room (bytes of objects) and objsize, and the remote word
+	 * (its count above remote_shift).  No sequence counter guards it: a
+	 * reader's view of a busy slab is approximate.
+	 */
+	uint64_t slab_size, slab_header, slab_used, slab_carved, slab_room, slab_objsize, slab_remote, slab_remote_shift;
+
+	/*
+	 * Appended later (0: not described): a vmap_area's requested bytes (a
+	 * size_t), the metadata counters (addresses of a size_t each: thread
+	 * heaps made, area objects carved) and the bytes of one of each, and
+	 * the offset of a region's page-map pointer.
+	 */
+	uint64_t va_requested, heap_nr, heap_bytes, meta_carved, meta_obj_size, region_map;
+
+	/*
+	 * Appended later (0: no heap profile): the address of the sampling
+	 * rate (a size_t, which vmtrace --heap writes), of the stack table's
+	 * pointer (NULL until the first sample), of its count of stacks and of
+	 * its sequence counter (uint64_t each); one stack's size and the
+	 * offsets of its hash (uint64_t), depth (uint32_t), estimated live
+	 * bytes and count (doubles), live samples (uint64_t) and frames
+	 * (prof_depth uint64_t return addresses, innermost first).
+	 */
+	uint64_t prof_rate, prof_stacks, prof_nr, prof_seq, prof_stack_size;
+	uint64_t prof_hash, prof_depth_off, prof_bytes, prof_count, prof_samples, prof_frames, prof_depth;
+	/* ...and the offset of a thread heap's countdown (a long): a reader that writes the rate zeroes it in every live heap. */
+	uint64_t heap_prof_left;
+};
+
+#endif
