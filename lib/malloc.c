@@ -204,6 +204,14 @@ void *uvm_malloc(size_t size)
 	return malloc_slow(size, CALLER());
 }
 
+/* Small objects record no caller: uvm_malloc's own way; areas the general way, which takes the caller given. */
+void *uvm_malloc_caller(size_t size, const void *caller)
+{
+	if (likely(size - 1 < uvm__slab_max))
+		return uvm_malloc(size);
+	return malloc_slow(size, caller);
+}
+
 void *uvm_calloc(size_t n, size_t size)
 {
 	size_t total;

@@ -89,6 +89,14 @@ UVM_API void *uvm_aligned_alloc(size_t align, size_t size);
 UVM_API void *uvm_memalign(size_t align, size_t size);
 /* Bytes usable in the block at p (its size class or its pages); 0 for NULL. */
 UVM_API size_t uvm_malloc_usable_size(void *p);
+/*
+ * uvm_malloc for a wrapper (operator new, a pool's own allocation
+ * function): the block is charged to caller, usually the wrapper's
+ * __builtin_return_address(0), in uvm_vmallocinfo and vminfo's area lines,
+ * instead of to the wrapper.  (Heap profiles record whole stacks and skip
+ * no wrapper of the program's own.)
+ */
+UVM_API void *uvm_malloc_caller(size_t size, const void *caller);
 
 /*
  * Purge now: every thread's cache drains, and every lazily freed and pooled

@@ -47,15 +47,18 @@ static __attribute__((noreturn)) void throw_bad_alloc(void)
 	abort();
 }
 
-static void *alloc(size_t size, size_t align)
+/* caller: the program's call of operator new, whom uvm_vmallocinfo and vminfo name for the block. */
+static void *alloc(size_t size, size_t align, const void *caller)
 {
-	return align ? uvm_aligned_alloc(align, size ? size : 1) : uvm_malloc(size);
+	return align ? uvm_aligned_alloc(align, size ? size : 1) : uvm_malloc_caller(size, caller);
 }
 
-static void *alloc_or_throw(size_t size, size_t align)
+#define CALLER() __builtin_extract_return_addr(__builtin_return_address(0))
+
+static void *alloc_or_throw(size_t size, size_t align, const void *caller)
 {
 	for (;;) {
-		void *p = alloc(size, align);
+		void *p = alloc(size, align, caller);
 		new_handler handler;
 
 		if (p)
@@ -68,9 +71,9 @@ static void *alloc_or_throw(size_t size, size_t align)
 }
 
 /* The nothrow forms: next is the mangled name of the same form in libstdc++, t the caller's std::nothrow. */
-static void *alloc_or_null(size_t size, size_t align, const void *t, const char *next)
+static void *alloc_or_null(size_t size, size_t align, const void *t, const char *next, const void *caller)
 {
-	void *p = alloc(size, align), *f;
+	void *p = alloc(size, align, caller), *f;
 
 	if (p || !current_handler() || !(f = dlsym(RTLD_NEXT, next)))
 		return p;
@@ -79,19 +82,19 @@ static void *alloc_or_null(size_t size, size_t align, const void *t, const char 
 	return ((void *(*)(size_t, const void *))f)(size, t);
 }
 
-EXPORT void *_Znwm(size_t n) { return alloc_or_throw(n, 0); }
-EXPORT void *_Znam(size_t n) { return alloc_or_throw(n, 0); }
-EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t a) { return alloc_or_throw(n, a); }
-EXPORT void *_ZnamSt11align_val_t(size_t n, size_t a) { return alloc_or_throw(n, a); }
-EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *t) { return alloc_or_null(n, 0, t, "_ZnwmRKSt9nothrow_t"); }
-EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *t) { return alloc_or_null(n, 0, t, "_ZnamRKSt9nothrow_t"); }
+EXPORT void *_Znwm(size_t n) { return alloc_or_throw(n, 0, CALLER()); }
+EXPORT void *_Znam(size_t n) { return alloc_or_throw(n, 0, CALLER()); }
+EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t a) { return alloc_or_throw(n, a, CALLER()); }
+EXPORT void *_ZnamSt11align_val_t(size_t n, size_t a) { return alloc_or_throw(n, a, CALLER()); }
+EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *t) { return alloc_or_null(n, 0, t, "_ZnwmRKSt9nothrow_t", CALLER()); }
+EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *t) { return alloc_or_null(n, 0, t, "_ZnamRKSt9nothrow_t", CALLER()); }
 EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *t)
 {
-	return alloc_or_null(n, a, t, "_ZnwmSt11align_val_tRKSt9nothrow_t");
+	return alloc_or_null(n, a, t, "_ZnwmSt11align_val_tRKSt9nothrow_t", CALLER());
 }
 EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *t)
 {
-	return alloc_or_null(n, a, t, "_ZnamSt11align_val_tRKSt9nothrow_t");
+	return alloc_or_null(n, a, t, "_ZnamSt11align_val_tRKSt9nothrow_t", CALLER());
 }
 
 /* delete, delete[], each with nothrow, size, alignment, and size and alignment: all the same free. */

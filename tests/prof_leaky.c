@@ -4,7 +4,8 @@
  * Built as C (malloc) and, through prof_leaky.cc, as C++ (new).
  *
  *   prof_leaky [wait]
- * prints "leaked BYTES" (the main's and the threads' stacks' true bytes);
+ * prints "leaked BYTES" (the main's and the threads' stacks' true bytes;
+ * keep_big's one 400 000-byte block, an area, comes on top);
  * with wait, then "ready", waits for a line on stdin, leaks again through
  * grow_more, prints "ready" again and waits for a second line.
  */
@@ -51,6 +52,18 @@ __attribute__((noinline)) void grow_more(int n)
 	sink = NULL;
 }
 
+/* One block large enough for an area of its own: vminfo's area lines must charge it to this function. */
+__attribute__((noinline)) void keep_big(void)
+{
+#ifdef __cplusplus
+	char *p = new char[400000];
+#else
+	char *p = malloc(400000);
+#endif
+	p[0] = 1;
+	sink = (struct record *)p;
+}
+
 /* Not leaked: freed again, so that it must not show. */
 __attribute__((noinline)) void churn(void)
 {
@@ -87,6 +100,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < THREADS; i++)
 		pthread_create(&t[i], NULL, worker, NULL);
 	leak_records(MAIN_RECORDS);
+	keep_big();
 	churn();
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);

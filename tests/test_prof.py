@@ -5,7 +5,8 @@ prof_leaky leaks 16 MB through make_record <- leak_records from main and 16 MB f
 in C (malloc) and C++ (new), under the preload library. Each report must name the stack in order
 (make_record, leak_records, then main or worker) and estimate its bytes within 20 %; the freed churn
 must not show. UVM_LEAKS prints at exit and leaves the exit status alone; vminfo --heap reads a
-running process (text, JSON, --folded, --since, --svg rendered in Chromium); vmtrace --heap follows a
+running process (text, JSON, --folded, --since, --svg rendered in Chromium), and its area lines charge a
+block of operator new to the program's call (uvm_malloc_caller); vmtrace --heap follows a
 command (-o keeps its report apart from the command's output) and turns sampling on in a running
 process (skipped with the reason where BPF is not permitted); a profiled program's output is the
 unprofiled one's, tests/mt.cc's too (threads that come and go, new and delete across threads, fork and
@@ -138,6 +139,17 @@ class Vminfo(unittest.TestCase, Checks):
                     self.assertLess(abs(grown[0][0] - MORE_BYTES), 0.2 * MORE_BYTES)
             finally:
                 t.close()
+
+    def test_area_lines_charge_new_to_its_caller(self):
+        t = Running(LEAKY_CC)
+        try:
+            r = subprocess.run([VMINFO, "--sort", "size", str(t.p.pid)], capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            big = [l for l in r.stdout.splitlines() if re.match(r"0x[0-9a-f]+-0x[0-9a-f]+ +405504 ", l)]
+            self.assertTrue(big, r.stdout[:2000])
+            self.assertIn("keep_big", big[0], "operator new's block is charged to the program's call")
+        finally:
+            t.close()
 
     def test_a_process_that_samples_nothing_says_how_to(self):
         t = Running(LEAKY)
