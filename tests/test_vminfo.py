@@ -126,6 +126,16 @@ class Areas(unittest.TestCase):
             rc, out, _ = vminfo("--sort", "bogus", t.p.pid)
             self.assertEqual(rc, 2)
 
+    def test_summary_sizes_for_a_person_or_exact_with_bytes(self):
+        with Target(env=NO_CACHES) as t:
+            rc, out, _ = vminfo("--summary", t.p.pid)
+            self.assertRegex(out, r"\n  reserved +64\.0 GiB in 1 regions\n", "units for a person by default")
+            self.assertRegex(out, r"\n  busy +\d+(\.\d+)? (B|KiB|MiB|GiB) in \d+ areas")
+            rc, out, _ = vminfo("--summary", "--bytes", t.p.pid)
+            rc, js, _ = vminfo("--json", "--summary", t.p.pid)
+            reserved = json.loads(js)["summary"]["reserved_bytes"]
+            self.assertRegex(out, r"\n  reserved +%d B in 1 regions\n" % reserved, "--bytes: the JSON's exact count")
+
     def test_watch_repeats(self):
         with Target(env=NO_CACHES) as t:
             p = subprocess.Popen([VMINFO, "--summary", "--watch", "0.2", str(t.p.pid)], stdout=subprocess.PIPE, text=True)

@@ -20,6 +20,7 @@
 #include "heap.h"
 #include "heapprof.h"
 #include "json.h"
+#include "units.h"
 #include "snapshot.h"
 #include "svg.h"
 
@@ -27,7 +28,7 @@ enum sort_key { BY_ADDR, BY_SIZE, BY_CALLER };
 
 struct opts {
 	pid_t pid;
-	int summary_only, json, top, heap, folded;
+	int summary_only, json, top, heap, folded, bytes;
 	enum sort_key sort;
 	double watch;
 	const char *svg, *since;
@@ -60,6 +61,7 @@ static void usage(FILE *f)
 		"                     UVM_PROF_SAMPLE=BYTES; vmtrace --heap turns it on in a running process)\n"
 		"  --folded           with --heap: collapsed stacks (frames joined by ';', then bytes) for flame-graph tools\n"
 		"  --since FILE       with --heap: what grew since FILE, an earlier --heap --json of the same process\n"
+		"  --bytes            sizes in the summary as exact bytes, not KiB, MiB, GiB (JSON is always bytes)\n"
 		"  -h, --help         this text\n"
 		"  --version          the version\n");
 }
@@ -71,7 +73,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "sort", required_argument, NULL, 'o' }, { "top", required_argument, NULL, 't' },
 		{ "watch", required_argument, NULL, 'w' }, { "svg", required_argument, NULL, 'g' },
 		{ "heap", no_argument, NULL, 'H' }, { "folded", no_argument, NULL, 'F' },
-		{ "since", required_argument, NULL, 'S' },
+		{ "since", required_argument, NULL, 'S' }, { "bytes", no_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' }, { "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
 	unsigned long long n;
@@ -105,6 +107,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'g': o->svg = optarg; break;
 		case 'H': o->heap = 1; break;
 		case 'F': o->folded = 1; break;
+		case 'B': o->bytes = 1; break;
 		case 'S': o->since = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return 2;
@@ -330,43 +333,48 @@ static void print_area(const struct uvm_descriptor *d, const struct line *l)
 	       (unsigned long long)pages, flag_word(a->flags, d), a->node, (unsigned long long)pages);
 }
 
-static void print_summary(const struct snapshot *s, const struct summary *m)
+/* A size in the summary: units for a person, or exact bytes with --bytes (units.h); each call its own buffer. */
+static const char *sz(uint64_t v, bool exact)
 {
+	static char pool[24][SIZE_TEXT];
+	static unsigned next;
+
+	return size_text(pool[next++ % 24], v, exact);
+}
+
+static void print_summary(const struct snapshot *s, const struct summary *m, bool exact)
+{
+	typedef unsigned long long ull;
+
 	printf("summary:\n"
-	       "  reserved      %14llu bytes in %u regions\n"
-	       "  busy          %14llu bytes in %llu areas (%llu slabs)\n"
-	       "  thread-cached %14llu bytes in %llu areas\n"
-	       "  lazy          %14llu bytes in %llu areas (unpurged)\n"
-	       "  pooled        %14llu bytes in %llu areas\n"
-	       "  free          %14llu bytes in %llu ranges, largest %llu\n"
-	       "  committed     %14llu bytes: %llu free ranges of %llu bytes in it, largest %llu\n"
-	       "  fragmentation %14.4f (1 - largest free / free, in the committed span; %.4f over the whole reservation)\n"
-	       "  rss           %14llu kB in the regions, AnonHugePages %llu kB\n"
+	       "  reserved      %12s in %u regions\n"
+	       "  busy          %12s in %llu areas (%llu slabs)\n"
+	       "  thread-cached %12s in %llu areas\n"
+	       "  lazy          %12s in %llu areas (unpurged)\n"
+	       "  pooled        %12s in %llu areas\n"
+	       "  free          %12s in %llu ranges, largest %s\n"
+	       "  committed     %12s: %llu free ranges of %s in it, largest %s\n"
+	       "  fragmentation %12.4f (1 - largest free / free, in the committed span; %.4f over the whole reservation)\n"
+	       "  rss           %12s in the regions, AnonHugePages %s\n"
 	       "  allocs %llu, frees %llu, cache hits %llu, misses %llu\n"
-	       "  purges %llu (%llu bytes given back); syscalls: mmap %llu, mprotect %llu, madvise %llu, mremap %llu, other %llu\n",
-	       (unsigned long long)m->reserved, s->nregions, (unsigned long long)m->busy, (unsigned long long)m->busy_n,
-	       (unsigned long long)s->slabs, (unsigned long long)m->cached, (unsigned long long)m->cached_n,
-	       (unsigned long long)m->lazy, (unsigned long long)m->lazy_n, (unsigned long long)s->pooled_bytes,
-	       (unsigned long long)s->pooled_count, (unsigned long long)m->free, (unsigned long long)m->free_n,
-	       (unsigned long long)m->largest, (unsigned long long)m->span, (unsigned long long)m->span_free_n,
-	       (unsigned long long)m->span_free, (unsigned long long)m->span_largest, m->span_frag, m->frag,
-	       (unsigned long long)s->rss_kb, (unsigned long long)s->anon_huge_kb,
-	       (unsigned long long)s->allocs, (unsigned long long)s->frees, (unsigned long long)s->cache_hits,
-	       (unsigned long long)s->cache_misses, (unsigned long long)s->purges, (unsigned long long)s->purged_bytes,
-	       (unsigned long long)s->mmap_calls, (unsigned long long)s->mprotect_calls, (unsigned long long)s->madvise_calls,
-	       (unsigned long long)s->mremap_calls, (unsigned long long)s->other_calls);
-	printf("  overhead      %14llu bytes of the resident (%.1f %%) hold no live block (live %llu): held in thread caches %llu,\n"
-	       "                lazily %llu, in pools %llu; free slab objects %llu, slab headers %llu\n",
-	       (unsigned long long)m->overhead, s->rss_kb ? 100.0 * (double)m->overhead / (double)(s->rss_kb * 1024) : 0.0,
-	       (unsigned long long)m->live, (unsigned long long)m->cached, (unsigned long long)m->lazy,
-	       (unsigned long long)s->pooled_bytes, (unsigned long long)s->slab_free_bytes,
-	       (unsigned long long)s->slab_meta_bytes);
+	       "  purges %llu (%s given back); syscalls: mmap %llu, mprotect %llu, madvise %llu, mremap %llu, other %llu\n",
+	       sz(m->reserved, exact), s->nregions, sz(m->busy, exact), (ull)m->busy_n, (ull)s->slabs,
+	       sz(m->cached, exact), (ull)m->cached_n, sz(m->lazy, exact), (ull)m->lazy_n, sz(s->pooled_bytes, exact),
+	       (ull)s->pooled_count, sz(m->free, exact), (ull)m->free_n, sz(m->largest, exact), sz(m->span, exact),
+	       (ull)m->span_free_n, sz(m->span_free, exact), sz(m->span_largest, exact), m->span_frag, m->frag,
+	       sz(s->rss_kb * 1024, exact), sz(s->anon_huge_kb * 1024, exact), (ull)s->allocs, (ull)s->frees,
+	       (ull)s->cache_hits, (ull)s->cache_misses, (ull)s->purges, sz(s->purged_bytes, exact), (ull)s->mmap_calls,
+	       (ull)s->mprotect_calls, (ull)s->madvise_calls, (ull)s->mremap_calls, (ull)s->other_calls);
+	printf("  overhead      %12s of the resident (%.1f %%) hold no live block (live %s): held in thread caches %s,\n"
+	       "                lazily %s, in pools %s; free slab objects %s, slab headers %s\n",
+	       sz(m->overhead, exact), s->rss_kb ? 100.0 * (double)m->overhead / (double)(s->rss_kb * 1024) : 0.0,
+	       sz(m->live, exact), sz(m->cached, exact), sz(m->lazy, exact), sz(s->pooled_bytes, exact),
+	       sz(s->slab_free_bytes, exact), sz(s->slab_meta_bytes, exact));
 	if (s->have_rounding)
-		printf("  rounding      %14llu bytes of the live areas' pages over the sizes asked for\n",
-		       (unsigned long long)s->rounding_bytes);
+		printf("  rounding      %12s of the live areas' pages over the sizes asked for\n", sz(s->rounding_bytes, exact));
 	if (s->have_metadata)
-		printf("  metadata      %14llu bytes outside the regions (thread heaps, area objects, page maps)\n",
-		       (unsigned long long)s->metadata_bytes);
+		printf("  metadata      %12s outside the regions (thread heaps, area objects, page maps)\n",
+		       sz(s->metadata_bytes, exact));
 	if (!s->nclasses)
 		return;
 	printf("slabs by size class (from their headers; slabs by live share: empty, <25%%, <50%%, <75%%, the rest):\n"
@@ -396,7 +404,7 @@ static void print_text(const struct target *t, const struct snapshot *s, struct 
 			printf("0x%016llx-0x%016llx %7llu unpurged vm_area\n", (unsigned long long)s->lazy[i].start,
 			       (unsigned long long)s->lazy[i].end, (unsigned long long)(s->lazy[i].end - s->lazy[i].start));
 	}
-	print_summary(s, &m);
+	print_summary(s, &m, o->bytes);
 	if (o->top) {
 		struct caller_total *tot = calloc(n ? n : 1, sizeof(*tot));
 		size_t k = tot ? top_callers(l, n, tot) : 0;
