@@ -10,7 +10,7 @@
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <dlfcn.h>
+#include <limits.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -238,10 +238,25 @@ static bool lib_of(pid_t pid, char *out, size_t len)
 	return found;
 }
 
+/*
+ * The library of vmtrace's own build or install, which programs of the
+ * same build or install map: the build tree's while vmtrace runs from the
+ * build tree, else the installed one (both paths fixed at build time).
+ * out: PATH_MAX bytes.
+ */
+static bool own_library(char *out)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n < 0)
+		return false;
+	self[n] = 0;
+	return realpath(strncmp(self, VT_BUILD_ROOT "/", strlen(VT_BUILD_ROOT "/")) ? VT_INSTALLED_LIB : VT_BUILD_LIB, out);
+}
+
 static int find_library(const struct options *o, char *out, size_t len)
 {
-	Dl_info info;
-
 	if (o->lib) {
 		if (access(o->lib, R_OK))
 			return fail(EXIT_NO_LIBRARY, "library not found: %s", o->lib);
@@ -256,10 +271,8 @@ static int find_library(const struct options *o, char *out, size_t len)
 				    "is it linked with the library, or started with libuvmalloc-preload.so?");
 		return 0;
 	}
-	/* The library this vmtrace was built with: the one a program of the same build or install maps. */
-	if (!dladdr((void *)uvm_stats, &info) || !info.dli_fname || !realpath(info.dli_fname, out))
+	if (len < PATH_MAX || !own_library(out))
 		return fail(EXIT_NO_LIBRARY, "library not found: %s", "give it with --lib");
-	(void)len;
 	return 0;
 }
 
@@ -572,7 +585,7 @@ int main(int argc, char **argv)
 	struct options o;
 	struct report r = { .out = stdout };
 	struct vmtrace_bpf *skel;
-	char lib[4096];
+	char lib[PATH_MAX];
 	pid_t child = 0;
 	int gate = -1, err = parse(argc, argv, &o);
 
