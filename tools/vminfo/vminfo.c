@@ -356,7 +356,7 @@ static void print_summary(const struct snapshot *s, const struct summary *m, boo
 	       "  committed     %12s: %llu free ranges of %s in it, largest %s\n"
 	       "  fragmentation %12.4f (1 - largest free / free, in the committed span; %.4f over the whole reservation)\n"
 	       "  rss           %12s in the regions, AnonHugePages %s\n"
-	       "  allocs %llu, frees %llu, cache hits %llu, misses %llu\n"
+	       "  areas %llu allocated, %llu freed (slab objects: the class table below); cache hits %llu, misses %llu\n"
 	       "  purges %llu (%s given back); syscalls: mmap %llu, mprotect %llu, madvise %llu, mremap %llu, other %llu\n",
 	       sz(m->reserved, exact), s->nregions, sz(m->busy, exact), (ull)m->busy_n, (ull)s->slabs,
 	       sz(m->cached, exact), (ull)m->cached_n, sz(m->lazy, exact), (ull)m->lazy_n, sz(s->pooled_bytes, exact),
