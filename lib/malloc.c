@@ -204,11 +204,14 @@ void *uvm_malloc(size_t size)
 	return malloc_slow(size, CALLER());
 }
 
+/* uvm_malloc itself, called from inside the library without its PLT entry. */
+extern __typeof__(uvm_malloc) malloc_here __attribute__((alias("uvm_malloc"), visibility("hidden")));
+
 /* Small objects record no caller: uvm_malloc's own way; areas the general way, which takes the caller given. */
 void *uvm_malloc_caller(size_t size, const void *caller)
 {
 	if (likely(size - 1 < uvm__slab_max))
-		return uvm_malloc(size);
+		return malloc_here(size);
 	return malloc_slow(size, caller);
 }
 

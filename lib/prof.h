@@ -19,9 +19,10 @@
  * A sampled allocation is always an area of its own, a small object too
  * (tcmalloc's way), marked VA_PROF and live as VA_LIVE, so that the owner's
  * in-line frees pass it to the slow path, where prof_forget drops it.
- * Stacks are unwound by libgcc's unwinder (DWARF CFI: Debian's programs keep
- * no frame pointers), which never allocates; the leading frames inside this
- * library are left out, so a stack starts at the program's call.
+ * Stacks are unwound from DWARF CFI (Debian's programs keep no frame
+ * pointers): libunwind's unwinder where installed, else libgcc's (prof.c);
+ * the leading frames inside this library are left out, so a stack starts
+ * at the program's call.
  *
  * The stack table is what readers outside the process walk (vminfo --heap,
  * through the descriptor; vmtrace --heap copies a stack on the prof_alloc

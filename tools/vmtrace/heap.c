@@ -38,53 +38,81 @@ void heap_stop(struct report *r)
 	}
 }
 
-/* The stack of (tgid, hash) in p, added when new with its frames from the stacks map; NULL when out of memory. */
-static struct hp_stack *stack_of(struct hp_profile *p, size_t *cap, int stacks_fd, unsigned tgid, uint64_t hash)
+/* One outstanding block of a process, as the stacks are grouped: by its stack's hash. */
+struct block {
+	uint64_t hash, bytes, size;
+};
+
+static int by_hash(const void *a, const void *b)
+{
+	uint64_t x = ((const struct block *)a)->hash, y = ((const struct block *)b)->hash;
+
+	return (x > y) - (x < y);
+}
+
+/* Process tgid's outstanding blocks, sorted by stack; *n of them (NULL when out of memory or none). */
+static struct block *blocks_of(int blocks_fd, unsigned tgid, size_t *n)
+{
+	struct vt_block key, next, *prev = NULL;
+	struct block *v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	while (!bpf_map_get_next_key(blocks_fd, prev, &next)) {
+		struct vt_block_val val;
+
+		key = next;
+		prev = &key;
+		if (key.tgid != tgid || bpf_map_lookup_elem(blocks_fd, &key, &val) || !val.size)
+			continue;
+		if (*n == cap) {
+			struct block *more = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*more));
+
+			if (!more)
+				break;
+			v = more;
+		}
+		v[(*n)++] = (struct block){ val.hash, val.bytes, val.size };
+	}
+	qsort(v, *n, sizeof(*v), by_hash);
+	return v;
+}
+
+/* A new stack of p for hash, its frames from the stacks map (none if the BPF side could not copy them). */
+static void stack_start(struct hp_profile *p, int stacks_fd, unsigned tgid, uint64_t hash)
 {
 	struct vt_stack_key key = { .tgid = tgid, .hash = hash };
+	struct hp_stack *s = &p->st[p->n++];
 	struct vt_stack v;
-	struct hp_stack *s;
 
-	for (size_t i = 0; i < p->n; i++)
-		if (p->st[i].hash == hash)
-			return &p->st[i];
-	if (p->n == *cap) {
-		struct hp_stack *more = realloc(p->st, (*cap = *cap ? 2 * *cap : 16) * sizeof(*more));
-
-		if (!more)
-			return NULL;
-		p->st = more;
-	}
-	s = &p->st[p->n++];
-	memset(s, 0, sizeof(*s));
 	s->hash = hash;
 	if (!bpf_map_lookup_elem(stacks_fd, &key, &v)) {
 		s->depth = v.depth < HP_DEPTH ? v.depth : HP_DEPTH;
 		memcpy(s->frames, v.frames, s->depth * sizeof(s->frames[0]));
 	}
-	return s;
 }
 
-/* Every outstanding block of process tgid into p. */
+/* Every outstanding block of process tgid into p: one stack per run of equal hashes. */
 static void gather(struct hp_profile *p, int blocks_fd, int stacks_fd, unsigned tgid)
 {
-	struct vt_block key, next, *prev = NULL;
-	size_t cap = 0;
+	size_t n, runs = 0;
+	struct block *b = blocks_of(blocks_fd, tgid, &n);
 
-	while (!bpf_map_get_next_key(blocks_fd, prev, &next)) {
-		struct vt_block_val v;
+	for (size_t i = 0; i < n; i++)
+		runs += !i || b[i].hash != b[i - 1].hash;
+	if (n && !(p->st = calloc(runs, sizeof(*p->st))))
+		n = 0;
+	for (size_t i = 0; i < n; i++) {
 		struct hp_stack *s;
 
-		key = next;
-		prev = &key;
-		if (key.tgid != tgid || bpf_map_lookup_elem(blocks_fd, &key, &v) || !v.size)
-			continue;
-		if (!(s = stack_of(p, &cap, stacks_fd, tgid, v.hash)))
-			return;
-		s->bytes += (double)v.bytes;
-		s->count += (double)v.bytes / (double)v.size;
+		if (!i || b[i].hash != b[i - 1].hash)
+			stack_start(p, stacks_fd, tgid, b[i].hash);
+		s = &p->st[p->n - 1];
+		s->bytes += (double)b[i].bytes;
+		s->count += (double)b[i].bytes / (double)b[i].size;
 		s->samples++;
 	}
+	free(b);
 }
 
 static void frame_name(void *maps, uint64_t ip, char *buf, size_t len) { maps_frame(maps, ip, buf, len); }
