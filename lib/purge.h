@@ -16,6 +16,7 @@ size_t purge_lazy_max(void);
 /* Retained memory follows the program: an eighth of its busy pages, at least 1 MiB, at most lazy_max. */
 #define PURGE_RETAIN_SHARE 8
 #define PURGE_RETAIN_MIN ((size_t)256)
+#define PURGE_LAZY_HARD 4 /* times the limit: lazy pages past it make a free wait for the purge */
 /* Pages lazy lists may hold before a purge, and pools after it: purge_lazy_max() capping the share. */
 size_t purge_retain_max(void);
 

@@ -10,6 +10,11 @@
 #include "os.h"
 #include "purge.h"
 #include "uvmalloc.h"
+#include "vnode.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
 
 static struct uvm_stats stats(void)
 {
@@ -87,6 +92,48 @@ Test(purge, threshold_triggers_one_batched_purge, .init = node_layer)
 	for (int i = 501; i < N; i++)
 		uvm_vfree(p[i]);
 	cr_assert_eq(stats().purges, 1);
+	cr_assert_eq(arena_check(), 0);
+}
+
+/* The purge another thread is running: held by the test, so frees find it busy. */
+enum { BLOCKED_N = 2000, BLOCKED_PAGES = 4 };
+static char *blocked_area[BLOCKED_N];
+static atomic_int blocked_freed;
+
+static void *free_blocked_areas(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < BLOCKED_N; i++) {
+		uvm_vfree(blocked_area[i]);
+		atomic_fetch_add(&blocked_freed, 1);
+	}
+	return NULL;
+}
+
+/*
+ * While a purge runs, frees go on lazily without waiting for it, but only
+ * up to PURGE_LAZY_HARD times the limit: past it they wait.  Unbounded,
+ * a few threads freeing outran a purging one and the lazy lists grew to
+ * hundreds of GiB.
+ */
+Test(purge, frees_wait_for_a_purge_past_the_hard_limit, .init = no_auto_purge)
+{
+	size_t bound;
+	pthread_t t;
+
+	setenv("UVM_LAZY_MAX", "256", 1);
+	for (int i = 0; i < BLOCKED_N; i++)
+		cr_assert_not_null(blocked_area[i] = uvm_vmalloc((BLOCKED_PAGES - 1) * 4096));
+	bound = PURGE_LAZY_HARD * purge_lazy_max() + BLOCKED_PAGES;
+	purge_fork_prepare(); /* takes the purge lock, as a running purge holds it */
+	pthread_create(&t, NULL, free_blocked_areas, NULL);
+	usleep(300000);
+	cr_assert_lt(atomic_load(&blocked_freed), BLOCKED_N, "every free went through while a purge ran");
+	cr_assert_gt(vn_lazy_pages(), purge_lazy_max(), "frees did not go on past the limit without waiting");
+	cr_assert_leq(vn_lazy_pages(), bound, "%zu lazy pages while a purge ran", vn_lazy_pages());
+	purge_fork_parent();
+	pthread_join(t, NULL);
+	cr_assert_leq(vn_lazy_pages(), bound);
 	cr_assert_eq(arena_check(), 0);
 }
 

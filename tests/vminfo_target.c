@@ -5,6 +5,8 @@
  *            prints what it holds and its own uvm_stats, then waits for stdin
  *            to close;
  *   hammer:  4 threads allocate and free without pause until stdin closes;
+ *   grow:    hammer, and a fifth thread adds a region every 50 ms (up to 14)
+ *            with areas larger than all regions so far;
  *   idle:    links uvmalloc but never allocates, waits for stdin to close;
  *   many N:  holds N live one-page areas, waits for stdin to close;
  *   holes:   1000 areas of 64 KiB, every other one freed and purged, then 200
@@ -25,6 +27,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,10 +133,31 @@ static void *churn(void *arg)
 	return NULL;
 }
 
-static void hammer(void)
-{
-	pthread_t t[4];
+/*
+ * An area as large as all regions together, every 50 ms, until there are
+ * GROW_REGIONS regions: none fits in the regions there are, so each adds
+ * one (untouched, so nothing but address space and page-map reservations).
+ */
+#define GROW_REGIONS 14
 
+static void *grow(void *arg)
+{
+	struct uvm_stats st;
+
+	(void)arg;
+	do {
+		usleep(50000);
+		uvm_stats(&st);
+	} while (!atomic_load(&stop) && st.regions < GROW_REGIONS && uvm_vmalloc(st.reserved_bytes));
+	return NULL;
+}
+
+static void hammer(bool growing)
+{
+	pthread_t t[4], g;
+
+	if (growing)
+		pthread_create(&g, NULL, grow, NULL);
 	for (long i = 0; i < 4; i++)
 		pthread_create(&t[i], NULL, churn, (void *)(i + 1));
 	/* Ready once every thread has allocated: before that vminfo may rightly say "not allocated yet". */
@@ -145,6 +169,8 @@ static void hammer(void)
 	atomic_store(&stop, 1);
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
+	if (growing)
+		pthread_join(g, NULL);
 }
 
 static void many(long n)
@@ -365,8 +391,8 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "areas";
 
-	if (!strcmp(mode, "hammer"))
-		hammer();
+	if (!strcmp(mode, "hammer") || !strcmp(mode, "grow"))
+		hammer(!strcmp(mode, "grow"));
 	else if (!strcmp(mode, "many") && argc > 2)
 		many(atol(argv[2]));
 	else if (!strcmp(mode, "corrupt"))

@@ -4,6 +4,7 @@
  */
 #include "snapshot.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #define RETRIES 2000
+#define REGION_RETRIES 100 /* whole snapshots retaken while the target's regions change under them */
 #define CHUNK 1024            /* IOV_MAX: the objects one process_vm_readv reads */
 #define MAX_AREAS (32u << 20) /* what a reader holds at most, whatever the regions could */
 #define MAX_CACHES (1u << 20) /* thread caches */
@@ -634,7 +636,7 @@ static void count_rounding(const struct uvm_descriptor *d, struct snapshot *s)
 	s->have_rounding = 1;
 }
 
-enum target_err snapshot_take(const struct target *t, struct snapshot *s)
+static enum target_err snapshot_once(const struct target *t, struct snapshot *s)
 {
 	const struct uvm_descriptor *d = &t->d;
 	struct sink busy = { &s->busy, &s->nbusy, &s->cap_busy, 0, "busy tree" };
@@ -674,4 +676,33 @@ void snapshot_free(struct snapshot *s)
 	free(s->free);
 	free(s->regions);
 	memset(s, 0, sizeof(*s));
+}
+
+/* Whether the target's regions are no longer those s read: one was added or released since. */
+static bool regions_moved(const struct target *t, const struct snapshot *s)
+{
+	struct snapshot now = { 0 };
+	bool moved = read_regions(t, &now) || now.nregions != s->nregions;
+
+	for (unsigned i = 0; !moved && i < s->nregions; i++)
+		moved = now.regions[i].base != s->regions[i].base || now.regions[i].end != s->regions[i].end;
+	free(now.regions);
+	return moved;
+}
+
+/*
+ * The regions are read once, before the trees, and have no sequence
+ * counter: a program that grows while it is read has areas in a region
+ * the snapshot does not know, which reads as corruption.  So an
+ * inconsistency stands only when the regions stayed as they were.
+ */
+enum target_err snapshot_take(const struct target *t, struct snapshot *s)
+{
+	for (int try = 0;; try++) {
+		enum target_err e = snapshot_once(t, s);
+
+		if (e != T_CORRUPT || try == REGION_RETRIES || !regions_moved(t, s))
+			return e;
+		snapshot_free(s);
+	}
 }
