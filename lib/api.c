@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "track.h" /* first: in a tracking build it renames the entry points defined here */
+
 #include "api.h"
 #include "area.h"
 #include "huge.h"

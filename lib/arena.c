@@ -35,6 +35,7 @@
 #include "options.h"
 #include "os.h"
 #include "trace.h"
+#include "track.h"
 
 #define COMMIT_STEP_MIN ((uintptr_t)4 << 20)
 #define REGION_MIN ((size_t)64 << 20) /* the smallest region asked for when a larger one is refused */
@@ -67,6 +68,7 @@ int arena_init(unsigned nr)
 	arena.node = os_alloc_meta(nr * sizeof(*arena.node));
 	if (!arena.node)
 		return ENOMEM;
+	track_meta(uvm__regions, sizeof(uvm__regions)); /* a region's base is its first area's address */
 	arena.nr_nodes = nr;
 	for (unsigned i = 0; i < nr; i++) {
 		uvm_lock_init(&arena.node[i].lock);

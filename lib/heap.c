@@ -19,6 +19,7 @@
 #include "descriptor.h"
 #include "lock.h"
 #include "os.h"
+#include "track.h"
 
 __thread struct heap *uvm__heap __attribute__((tls_model("initial-exec")));
 static __thread bool tls_exited __attribute__((tls_model("initial-exec")));
@@ -152,6 +153,7 @@ static void thread_exit(void *arg)
 {
 	struct heap *h = arg;
 
+	track_inside(); /* collecting remote frees walks freed objects */
 	/* Before the inbox drains: a free that still pushed after this sees it and takes the inbox back (pcp.c). */
 	atomic_store(&h->retired, true);
 	/* Slabs first: the empty ones go back through the area cache, which drains next. */
@@ -166,6 +168,7 @@ static void thread_exit(void *arg)
 	/* Later destructors of the program still allocate and free: they go without a heap (slab.c, pcp.c). */
 	uvm__heap = NULL;
 	tls_exited = true;
+	track_outside();
 }
 
 /*

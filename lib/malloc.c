@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "track.h" /* first: in a tracking build it renames the entry points defined here */
+
 #include "api.h"
 #include "area.h"
 #include "heap.h"
@@ -205,7 +207,7 @@ void *uvm_malloc(size_t size)
 }
 
 /* uvm_malloc itself, called from inside the library without its PLT entry. */
-extern __typeof__(uvm_malloc) malloc_here __attribute__((alias("uvm_malloc"), visibility("hidden")));
+extern __typeof__(uvm_malloc) malloc_here __attribute__((alias(UVM_STR(uvm_malloc)), visibility("hidden")));
 
 /* Small objects record no caller: uvm_malloc's own way; areas the general way, which takes the caller given. */
 void *uvm_malloc_caller(size_t size, const void *caller)

@@ -5,6 +5,7 @@
 
 #include "descriptor.h"
 #include "numa_node.h"
+#include "track.h"
 #include "util.h"
 
 #include <errno.h>
@@ -53,7 +54,11 @@ int os_reserve(size_t size, uintptr_t *base)
 	return 0;
 }
 
-void os_unreserve(uintptr_t base, size_t size) { os_free_meta((void *)base, size); }
+void os_unreserve(uintptr_t base, size_t size)
+{
+	count(&nr_mmap);
+	munmap((void *)base, size);
+}
 
 int os_commit(uintptr_t addr, size_t size)
 {
@@ -73,12 +78,16 @@ void *os_alloc_meta(size_t size)
 
 	count(&nr_mmap);
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	track_meta(p, size);
+	return p;
 }
 
 void os_free_meta(void *p, size_t size)
 {
 	count(&nr_mmap);
+	track_meta_gone(p, size);
 	munmap(p, size);
 }
 

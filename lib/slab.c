@@ -32,6 +32,7 @@
 #include "options.h"
 #include "os.h"
 #include "trace.h"
+#include "track.h"
 
 #define NCLASS SLAB_CLASSES
 
@@ -141,6 +142,8 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 
 	if (!va)
 		return NULL;
+	track_own((void *)va->va_start, first_object(class_size(cls)));
+	track_unused((char *)va->va_start + first_object(class_size(cls)), SLAB_SIZE - first_object(class_size(cls)));
 	va->flags |= VA_SLAB;
 	area_set_live(va); /* VA_LIVE: a slab goes back by slab_release_empty only */
 	s = (struct slab *)va->va_start;

@@ -15,6 +15,9 @@
 #define UVM_PAGE_SHIFT 12
 #define UVM_PAGE_SIZE ((size_t)1 << UVM_PAGE_SHIFT)
 
+/* The name a macro expands to, as a string (an alias attribute names the renamed function, track.h). */
+#define UVM_STR_(x) #x
+#define UVM_STR(x) UVM_STR_(x)
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define uvm_noinline __attribute__((noinline))
