@@ -138,12 +138,13 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 {
 	int err;
 	struct vmap_area *va = area_alloc(SLAB_SIZE, SLAB_SIZE, -1, false, NULL, &err);
+	unsigned start = first_object(class_size(cls));
 	struct slab *s;
 
 	if (!va)
 		return NULL;
-	track_own((void *)va->va_start, first_object(class_size(cls)));
-	track_unused((char *)va->va_start + first_object(class_size(cls)), SLAB_SIZE - first_object(class_size(cls)));
+	track_own((void *)va->va_start, start); /* the header: the library's */
+	track_unused((char *)va->va_start + start, SLAB_SIZE - start);
 	va->flags |= VA_SLAB;
 	area_set_live(va); /* VA_LIVE: a slab goes back by slab_release_empty only */
 	s = (struct slab *)va->va_start;
@@ -157,7 +158,7 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	s->size = (unsigned)class_size(cls);
 	s->recip = (uint32_t)(((1ull << 32) + s->size - 1) / s->size);
 	s->cls = cls;
-	s->start = first_object(s->size);
+	s->start = start;
 	s->carved = 0;
 	s->room = (unsigned)(SLAB_SIZE - s->start) - (unsigned)(SLAB_SIZE - s->start) % s->size;
 	s->used = s->full = 0;

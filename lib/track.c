@@ -40,7 +40,7 @@ static void show(void *p, size_t n) { VALGRIND_MAKE_MEM_DEFINED(p, n); }
 
 static void block_made(void *p, size_t size, size_t usable)
 {
-	VALGRIND_MAKE_MEM_NOACCESS(p, usable); /* the slack past size stays so */
+	hide(p, usable); /* the slack past size stays so */
 	VALGRIND_MALLOCLIKE_BLOCK(p, size, 0, 0);
 }
 
@@ -48,6 +48,15 @@ static void block_gone(void *p, size_t usable)
 {
 	(void)usable;
 	VALGRIND_FREELIKE_BLOCK(p, 0);
+}
+
+/* A block's bytes into another: their definedness goes with them, and the old one's slack reads unreported. */
+static void copy_out(void *to, void *from, size_t bytes, size_t have)
+{
+	(void)have;
+	quiet();
+	memcpy(to, from, bytes);
+	loud();
 }
 
 /*
@@ -107,6 +116,13 @@ static void block_made(void *p, size_t size, size_t usable)
 
 static void block_gone(void *p, size_t usable) { hide(p, usable); }
 
+/* The old block made addressable whole first: the copy runs through the sanitizer's memcpy. */
+static void copy_out(void *to, void *from, size_t bytes, size_t have)
+{
+	show(from, have);
+	memcpy(to, from, bytes);
+}
+
 void track_meta(void *p, size_t size) { (void)p, (void)size; }
 void track_meta_gone(void *p, size_t size) { (void)p, (void)size; }
 
@@ -135,14 +151,14 @@ static size_t usable_of(const void *p)
 	return va && !(va->flags & VA_SLAB) ? area_usable(va) : 0;
 }
 
+/* After an allocation that ran quiet: the block, if any, announced; then loud again. */
 static void *made(void *p, size_t size)
 {
-	size_t usable;
+	if (p) {
+		size_t usable = usable_of(p);
 
-	if (!p)
-		return NULL;
-	usable = usable_of(p);
-	block_made(p, size, usable > size ? usable : size);
+		block_made(p, size, usable > size ? usable : size);
+	}
 	loud();
 	return p;
 }
@@ -179,8 +195,6 @@ int uvm_posix_memalign(void **out, size_t align, size_t size)
 	quiet();
 	err = track_inner_posix_memalign(&p, align, size);
 	made(p, size);
-	if (!p)
-		loud();
 	if (!err)
 		*out = p;
 	return err;
@@ -244,21 +258,14 @@ size_t uvm_vsize(const void *p)
 	return n;
 }
 
-/*
- * The move of a resize, always: a new block, the old one's bytes copied as
- * the program's (their definedness goes with them under memcheck; under
- * ASan the old block is made addressable whole first), the old one freed.
- */
+/* The move of a resize, always: a new block, the old one's bytes copied (copy_out), the old one freed. */
 static void *moved(void *p, size_t size, size_t have, void *(*alloc)(size_t), void (*release)(void *))
 {
 	void *q = alloc(size);
 
 	if (!q)
 		return NULL;
-	show(p, have);
-	quiet();
-	memcpy(q, p, have < size ? have : size);
-	loud();
+	copy_out(q, p, have < size ? have : size, have);
 	release(p);
 	return q;
 }
