@@ -2,7 +2,7 @@
  * uvmalloc-descriptor.h - what a reader outside the process (vminfo, vmtrace,
  * or a tool of your own) needs to find and walk the allocator's state in
  * another process's memory.  Installed beside uvmalloc.h; the library fills
- * it (lib/descriptor.c) and never includes a reader's code.
+ * it (lib/api/descriptor.c) and never includes a reader's code.
  *
  * The library exports one data symbol, uvm_descriptor, found through the
  * target's /proc/PID/maps and the ELF symbol table of the module that holds

@@ -6,7 +6,7 @@
 set -eu
 top=$1
 missing=0
-for name in $(grep -o '"UVM_[A-Z][A-Z_]*"' "$top/lib/options.c" | tr -d '"'); do
+for name in $(grep -o '"UVM_[A-Z][A-Z_]*"' "$top/lib/base/options.c" | tr -d '"'); do
 	grep -q "^| \`$name\` |" "$top/README.md" || { echo "README.md's settings table does not document $name"; missing=1; }
 done
 lines=$(wc -l < "$top/README.md")

@@ -18,7 +18,7 @@ for page in "$@"; do
 		for section in SYNOPSIS OPTIONS; do grep -q "^$section" <<<"$text" || fail "$name has no $section"; done ;;
 	esac
 	case $name in uvmalloc.7)
-		for setting in $(grep -o '"UVM_[A-Z][A-Z_]*"' "$src/lib/options.c" | tr -d '"'); do
+		for setting in $(grep -o '"UVM_[A-Z][A-Z_]*"' "$src/lib/base/options.c" | tr -d '"'); do
 			grep -q "^ *$setting " <<<"$text" || fail "uvmalloc(7) does not document $setting"
 		done ;;
 	esac

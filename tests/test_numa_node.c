@@ -1,6 +1,6 @@
 /*
- * tests/test_numa_node.c - NUMA placement (lib/numa_node.c, per-node free trees in
- * lib/arena.c): uvm_vmalloc_node, the thread's own node by default, caches
+ * tests/test_numa_node.c - NUMA placement (lib/base/numa_node.c, per-node free trees in
+ * lib/vm/arena.c): uvm_vmalloc_node, the thread's own node by default, caches
  * and pools kept per node, N<node>= in vmallocinfo.  UVM_FAKE_NUMA=2 runs
  * every path on a one-node machine; on a real multi-node machine the pages'
  * nodes are checked with get_mempolicy.

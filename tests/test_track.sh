@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/test_track.sh - tracking builds (lib/track.h): the library built with -Dtrack=valgrind and with
+# tests/test_track.sh - tracking builds (lib/base/track.h): the library built with -Dtrack=valgrind and with
 # -Dtrack=asan, and tests/track_bugs.c's errors in uvmalloc's blocks. memcheck must report each one at its
 # line (overflows of a small block and of an area, a use after free, a double free, a branch on undefined
 # bytes, 5 blocks definitely lost) and nothing in the clean run; so must memcheck with the preload library

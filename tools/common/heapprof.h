@@ -1,6 +1,6 @@
 /*
  * heapprof.h - a heap profile as the tools show it: live sampled
- * allocations by stack (lib/prof.h's stack table, read by vminfo from the
+ * allocations by stack (lib/heap/prof.h's stack table, read by vminfo from the
  * process, or vmtrace's outstanding blocks from the probes), printed as
  * text, JSON (schema uvmalloc.heap/1), collapsed stacks for flame-graph
  * tools, or drawn as a flame graph (flame.c), and compared with an earlier

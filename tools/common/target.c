@@ -261,7 +261,7 @@ enum target_err target_set_prof_rate(const struct target *t, uint64_t rate)
 		return T_VERSION;
 	if ((e = target_write(t, d->prof_rate, &rate, sizeof(rate))) || (e = target_u64(t, d->pcp_live, &next)))
 		return e;
-	/* Every live heap's countdown to 0: its thread's next allocation draws at the new rate (lib/prof.h). */
+	/* Every live heap's countdown to 0: its thread's next allocation draws at the new rate (lib/heap/prof.h). */
 	for (unsigned n = 0; next != d->pcp_live && n < (1u << 20); n++) {
 		if ((e = target_write(t, next - d->pcp_link + d->heap_prof_left, &zero, sizeof(zero))))
 			return e;

@@ -1,5 +1,5 @@
 /*
- * heap.h - a target's heap profile (lib/prof.h), read from its memory: the
+ * heap.h - a target's heap profile (lib/heap/prof.h), read from its memory: the
  * stack table whole between two equal, even values of its sequence
  * counter, retried when a sample or free raced the read.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vmtrace.bpf.c - the BPF side of vmtrace: handlers for uvmalloc's USDT
- * probes (lib/trace.h).  Everything is aggregated in maps the loader reads
+ * probes (lib/base/trace.h).  Everything is aggregated in maps the loader reads
  * each interval; nothing is sent per event, so a traced probe costs only
  * its trap.  GPL: BPF_CORE_READ needs bpf_probe_read_kernel.
  */

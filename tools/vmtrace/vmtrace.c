@@ -1,6 +1,6 @@
 /*
  * vmtrace - uvmalloc's allocation behaviour and fragmentation over time,
- * live, from its USDT probes (lib/trace.h), with libbpf and a CO-RE BPF
+ * live, from its USDT probes (lib/base/trace.h), with libbpf and a CO-RE BPF
  * skeleton (vmtrace.bpf.c).
  *
  * It attaches to every process that maps the library, to one (-p), or to

@@ -17,7 +17,7 @@
 #define VT_ANCESTORS 8  /* how far up a process's parents "follow children" looks */
 #define VT_MAX_BLOCKS 262144 /* outstanding sampled blocks (--heap) */
 #define VT_MAX_STACKS 16384
-#define VT_DEPTH 64     /* lib/prof.h's PROF_DEPTH */
+#define VT_DEPTH 64     /* lib/heap/prof.h's PROF_DEPTH */
 
 enum vmtrace_event {
 	VT_SNAPSHOT,

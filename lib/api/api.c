@@ -1,0 +1,210 @@
+/*
+ * api.c - the public edges: argument checks, errno, abort messages, zeroing
+ * and vrealloc.  Everything below returns error codes; only this file turns
+ * them into NULL/errno or an abort.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "track.h" /* first: in a tracking build it renames the entry points defined here */
+
+#include "api.h"
+#include "area.h"
+#include "huge.h"
+#include "init.h"
+#include "numa_node.h"
+#include "pcp.h"
+#include "probes.h"
+#include "prof.h"
+#include "trace.h"
+#include "uvmalloc.h"
+
+/* No request can be larger than a 47-bit user address space; this also keeps every sum below from overflowing. */
+
+__attribute__((noreturn, cold)) void uvm__invalid_pointer(const char *fn, const void *p)
+{
+	char msg[128];
+	int n = snprintf(msg, sizeof(msg), "uvmalloc: %s(): invalid pointer %p\n", fn, p);
+
+	if (n > 0 && write(2, msg, (size_t)n) < 0)
+		abort();
+	abort();
+}
+
+/* Every allocation of an area funnels here, malloc's large ones too. */
+void *uvm__alloc(size_t size, size_t align, int zero, int node, bool huge, const void *caller)
+{
+	struct vmap_area *va;
+	int err;
+
+	if (unlikely(!size))
+		return fail(EINVAL);
+	if (unlikely(!is_pow2(align)))
+		return fail(EINVAL);
+	if (unlikely(size > UVM_MAX_SIZE || align > UVM_MAX_SIZE))
+		return fail(ENOMEM);
+	if (unlikely((err = uvm_init())))
+		return fail(err);
+	if (align < UVM_PAGE_SIZE)
+		align = UVM_PAGE_SIZE;
+	if (unlikely(node >= 0 && (unsigned)node >= uvm__numa_nodes))
+		return fail(EINVAL);
+	va = area_alloc(align_up(size, UVM_PAGE_SIZE), align, node, huge, caller, &err);
+	if (unlikely(!va))
+		return fail(err);
+	va->requested = size;
+	pcp_count_request(uvm__heap, size);
+	/* Fresh ranges from the tree read as zero; a reused one may hold old data. */
+	if (zero && (va->flags & VA_REUSED))
+		memset((void *)va->va_start, 0, area_usable(va));
+	return (void *)va->va_start;
+}
+
+/* The uvm_v* entry points: uvm__alloc, but one call in uvm__trace_sample is timed and reported while vmtrace samples. */
+static uvm_noinline void *alloc_sampled(size_t size, size_t align, int zero, int node, bool huge, const void *caller)
+{
+	uint64_t t0 = trace_now_ns();
+	void *p = uvm__alloc(size, align, zero, node, huge, caller);
+
+	trace_alloc(size, align, p, caller, t0, 1);
+	return p;
+}
+
+/* The profile's countdown ran out (prof.h). */
+static uvm_noinline void *alloc_profiled(size_t size, size_t align, int zero, int node, bool huge, const void *caller)
+{
+	if (!prof_take(uvm__heap, size))
+		return uvm__alloc(size, align, zero, node, huge, caller);
+	return prof_record(uvm__alloc(size, align, zero, node, huge, caller), size);
+}
+
+static inline void *api_alloc(size_t size, size_t align, int zero, int node, bool huge, const void *caller)
+{
+	struct heap *h = prof_heap();
+
+	if (h && prof_due_area(h, size))
+		return alloc_profiled(size, align, zero, node, huge, caller);
+	if (unlikely(trace_sample_due()))
+		return alloc_sampled(size, align, zero, node, huge, caller);
+	return uvm__alloc(size, align, zero, node, huge, caller);
+}
+
+static uvm_noinline void *vmalloc_slow(size_t size, bool huge, const void *caller)
+{
+	return api_alloc(size, UVM_PAGE_SIZE, 0, -1, huge, caller);
+}
+
+static uvm_noinline void *vmalloc_counted(size_t size, bool huge, const void *caller)
+{
+	return uvm__alloc(size, UVM_PAGE_SIZE, 0, -1, huge, caller);
+}
+
+static uvm_noinline void *vmalloc_profiled(size_t size, bool huge, const void *caller)
+{
+	return alloc_profiled(size, UVM_PAGE_SIZE, 0, -1, huge, caller);
+}
+
+/* The profile's countdown and the hit in line, everything else (and sampling, while vmtrace samples) a tail call away. */
+static inline void *vmalloc_fast(size_t size, size_t align, bool huge, const void *caller)
+{
+	struct heap *h = uvm__heap;
+	struct vmap_area *va;
+
+	if (likely(h && !UVM_TRACED(alloc))) {
+		if (prof_due_area(h, size))
+			return vmalloc_profiled(size, huge, caller);
+		if (likely(va = area_alloc_hit_aligned(h, size, align, caller))) {
+			h->pcp.requested += size;
+			return (void *)va->va_start;
+		}
+		return vmalloc_counted(size, huge, caller);
+	}
+	return vmalloc_slow(size, huge, caller);
+}
+
+void *uvm_vmalloc(size_t size) { return vmalloc_fast(size, UVM_PAGE_SIZE, false, CALLER()); }
+void *uvm_vzalloc(size_t size) { return api_alloc(size, UVM_PAGE_SIZE, 1, -1, false, CALLER()); }
+/* A small huge area is a 2 MiB-aligned one: the hit takes the bin's hottest if it is so aligned. */
+void *uvm_vmalloc_huge(size_t size) { return vmalloc_fast(size, uvm__huge_api_align, true, CALLER()); }
+void *uvm_vmalloc_aligned(size_t size, size_t align) { return api_alloc(size, align, 0, -1, false, CALLER()); }
+
+void *uvm_vmalloc_node(size_t size, int node)
+{
+	if (node < -1)
+		return fail(EINVAL);
+	return api_alloc(size, UVM_PAGE_SIZE, 0, node, false, CALLER());
+}
+
+/* The live area that starts at p, or an abort naming fn: only uvm_* pointers come here. */
+static struct vmap_area *busy_area(const char *fn, const void *p, int take)
+{
+	struct vmap_area *va = NULL;
+
+	if (!uvm_init())
+		va = take ? area_take((uintptr_t)p) : area_find((uintptr_t)p);
+	/* A slab is an area of ours, not of the caller's. */
+	if (unlikely(!va || (va->flags & VA_SLAB)))
+		uvm__invalid_pointer(fn, p);
+	return va;
+}
+
+static uvm_noinline void vfree_slow(void *p)
+{
+	struct vmap_area *va;
+
+	if (p && !area_free_own_large((uintptr_t)p)) {
+		va = busy_area("uvm_vfree", p, 1);
+		prof_forget(va);
+		area_free(va);
+	}
+}
+
+void uvm_vfree(void *p)
+{
+	if (likely(area_free_own((uintptr_t)p)))
+		return;
+	vfree_slow(p);
+}
+
+size_t uvm_vsize(const void *p)
+{
+	return p ? area_usable(busy_area("uvm_vsize", p, 0)) : 0;
+}
+
+void *uvm_vrealloc(void *p, size_t size)
+{
+	struct vmap_area *va;
+	size_t usable;
+	void *q;
+
+	if (!p)
+		return api_alloc(size, UVM_PAGE_SIZE, 0, -1, false, CALLER());
+	va = busy_area("uvm_vrealloc", p, 0);
+	if (!size) {
+		uvm_vfree(p);
+		return NULL;
+	}
+	if (size > UVM_MAX_SIZE)
+		return fail(ENOMEM);
+	usable = align_up(size, UVM_PAGE_SIZE);
+	if (!area_resize(va, usable)) {
+		va->requested = size;
+		return p;
+	}
+	q = api_alloc(size, UVM_PAGE_SIZE, 0, (int)va_nid(va), false, va->caller);
+	if (!q)
+		return NULL;
+	area_copy(va, area_find((uintptr_t)q), area_usable(va) < usable ? area_usable(va) : usable);
+	uvm_vfree(p);
+	return q;
+}
+
+void uvm_purge(void)
+{
+	if (uvm_init())
+		return;
+	area_reclaim_and_purge();
+}

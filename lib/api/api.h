@@ -1,0 +1,49 @@
+/*
+ * api.h - what the two public edges (api.c: uvm_v*, malloc.c: uvm_malloc
+ * family) share: the area allocation with its argument checks and errno,
+ * and the abort on a bad pointer.
+ */
+#ifndef UVM_API_H
+#define UVM_API_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "heap.h"
+#include "init.h"
+
+/* No request can be larger than a 47-bit user address space; this also keeps every sum below from overflowing. */
+#define UVM_MAX_SIZE ((size_t)1 << 47)
+
+#define CALLER() __builtin_extract_return_addr(__builtin_return_address(0))
+
+/*
+ * An area of size bytes aligned to align (a power of two), zeroed if zero,
+ * on NUMA node node (-1: the thread's).  NULL with errno EINVAL (size 0, bad
+ * alignment or node) or ENOMEM.
+ */
+void *uvm__alloc(size_t size, size_t align, int zero, int node, bool huge, const void *caller);
+/* A failed call's result: NULL with errno err. */
+static inline void *fail(int err)
+{
+	errno = err;
+	return NULL;
+}
+
+/*
+ * The heap whose profile countdown an allocation charges (prof.h): the
+ * thread's, made now on its first allocation (so that it may be sampled
+ * too), NULL before set-up or past the thread's exit.
+ */
+static inline struct heap *prof_heap(void)
+{
+	struct heap *h = uvm__heap;
+
+	return likely(h) || !atomic_load_explicit(&uvm_ready, memory_order_acquire) ? h : heap_attach();
+}
+
+/* "uvmalloc: fn(): invalid pointer 0x..." on stderr, then abort. */
+__attribute__((noreturn, cold)) void uvm__invalid_pointer(const char *fn, const void *p);
+
+#endif

@@ -1,0 +1,434 @@
+/*
+ * malloc.c - the uvm_malloc family with glibc's semantics: slabs up to
+ * UVM_SLAB_MAX, areas above, and the early buffer for the allocations our
+ * own set-up makes before the allocator is up.
+ *
+ * realloc of an area grows or shrinks it in place when it can; otherwise
+ * a large one's pages move with mremap (area_copy), a small one is copied.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "track.h" /* first: in a tracking build it renames the entry points defined here */
+
+#include "api.h"
+#include "area.h"
+#include "heap.h"
+#include "init.h"
+#include "probes.h"
+#include "prof.h"
+#include "slab.h"
+#include "trace.h"
+#include "uvmalloc.h"
+
+/* ------------------------------------------------------- early buffer */
+
+/*
+ * While the set-up runs, the libraries it calls may allocate.  Those few
+ * allocations come from here: a bump buffer whose objects carry their size
+ * in a 16-byte header and are never reused.  Only the set-up thread runs
+ * then (others wait in pthread_once), so no lock.  The offsets handed out
+ * are recorded, in increasing order, so that a pointer into the buffer that
+ * is not one of them (or one freed already) is refused like any other bad
+ * pointer, and is never taken for a header.
+ */
+#define EARLY_SIZE (256 << 10)
+#define EARLY_OBJECTS 1024
+
+static struct {
+	_Alignas(16) unsigned char buf[EARLY_SIZE];
+	size_t used;
+	unsigned nr;
+	uint32_t start[EARLY_OBJECTS]; /* offsets handed out, increasing */
+	atomic_bool freed[EARLY_OBJECTS];
+} early;
+
+static bool early_owns(const void *p)
+{
+	return (const unsigned char *)p >= early.buf && (const unsigned char *)p < early.buf + EARLY_SIZE;
+}
+
+static void *early_alloc(size_t size, size_t align)
+{
+	size_t start = align_up(early.used + 16, align < 16 ? 16 : align);
+
+	if (size > EARLY_SIZE || start + size > EARLY_SIZE || early.nr == EARLY_OBJECTS) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	*(size_t *)(early.buf + start - 16) = size;
+	early.used = start + size;
+	early.start[early.nr++] = (uint32_t)start;
+	return early.buf + start;
+}
+
+/* The index of the early object that starts at p (inside the buffer), or -1. */
+static long early_find(const void *p)
+{
+	uint32_t off = (uint32_t)((const unsigned char *)p - early.buf);
+	size_t lo = 0, hi = early.nr;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (early.start[mid] == off)
+			return (long)mid;
+		if (early.start[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* The size of the live early object p, or an abort naming fn. */
+static size_t early_size(const char *fn, const void *p)
+{
+	long i = early_find(p);
+
+	if (i < 0 || atomic_load(&early.freed[i]))
+		uvm__invalid_pointer(fn, p);
+	return *(const size_t *)((const unsigned char *)p - 16);
+}
+
+/* Freeing an early object only marks it (the buffer is never reused); a second free, or a bad pointer, aborts. */
+static void early_free(const char *fn, const void *p)
+{
+	long i = early_find(p);
+
+	if (i < 0 || atomic_exchange(&early.freed[i], true))
+		uvm__invalid_pointer(fn, p);
+}
+
+/* ------------------------------------------------------------ alloc */
+
+/* malloc(size) aligned to align (a power of two): slabs, or an area. */
+static uvm_noinline void *alloc_slow(size_t size, size_t align, int zero, const void *caller)
+{
+	void *p;
+
+	if (!size)
+		size = 1; /* malloc(0) is a unique pointer */
+	if (unlikely(!atomic_load_explicit(&uvm_ready, memory_order_acquire))) {
+		if (init_in_progress_here())
+			return early_alloc(size, align); /* static memory: already zero */
+		if (uvm_init())
+			return fail(ENOMEM);
+	}
+	if (size > PTRDIFF_MAX)
+		return fail(ENOMEM);
+	if (slab_serves(size, align)) {
+		p = slab_alloc(size, align);
+		if (!p)
+			return fail(ENOMEM);
+		if (zero)
+			memset(p, 0, size);
+		return p;
+	}
+	return uvm__alloc(size, align < UVM_PAGE_SIZE ? UVM_PAGE_SIZE : align, zero, -1, false, caller);
+}
+
+/* One call in uvm__trace_sample, while vmtrace samples: timed and reported. */
+static uvm_noinline void *alloc_sampled(size_t size, size_t align, int zero, const void *caller)
+{
+	uint64_t t0 = trace_now_ns();
+	void *p = alloc_slow(size, align, zero, caller);
+
+	trace_alloc(size, align, p, caller, t0, 0);
+	return p;
+}
+
+/* Bytes already counted down: a set-up allocator, a small size, the default alignment, no zeroing first. */
+static inline void *alloc_counted(size_t size, size_t align, int zero, const void *caller)
+{
+	void *p;
+
+	if (unlikely(trace_sample_due()))
+		return alloc_sampled(size, align, zero, caller);
+	if (likely(size - 1 < uvm__slab_max && align <= 16 && !zero &&
+		   atomic_load_explicit(&uvm_ready, memory_order_acquire)) &&
+	    (p = slab_alloc(size, 16)))
+		return p;
+	return alloc_slow(size, align, zero, caller);
+}
+
+/* The countdown ran out: a sample is an area of its own, whatever its size (prof.h). */
+static uvm_noinline void *alloc_profiled(size_t size, size_t align, int zero, const void *caller)
+{
+	if (!prof_take(uvm__heap, size))
+		return alloc_counted(size, align, zero, caller);
+	size += !size;
+	return prof_record(uvm__alloc(size, align < UVM_PAGE_SIZE ? UVM_PAGE_SIZE : align, zero, -1, false, caller), size);
+}
+
+static inline void *alloc(size_t size, size_t align, int zero, const void *caller)
+{
+	struct heap *h = prof_heap();
+
+	if (h && prof_due_area(h, size))
+		return alloc_profiled(size, align, zero, caller);
+	return alloc_counted(size, align, zero, caller);
+}
+
+static uvm_noinline void *malloc_slow(size_t size, const void *caller) { return alloc(size, 16, 0, caller); }
+static uvm_noinline void *malloc_counted(size_t size, const void *caller) { return alloc_counted(size, 16, 0, caller); }
+static uvm_noinline void *malloc_profiled(size_t size, const void *caller) { return alloc_profiled(size, 16, 0, caller); }
+
+/*
+ * The owner's hits in line (a slab's free list, an area's bin) after the
+ * profile's countdown; everything else, sampling included, a tail call away.
+ */
+void *uvm_malloc(size_t size)
+{
+	struct heap *h = uvm__heap;
+	struct vmap_area *va;
+	void *p;
+
+	if (likely(h && !UVM_TRACED(alloc))) {
+		if (likely(size - 1 < uvm__slab_max)) {
+			if (prof_due(h, size))
+				return malloc_profiled(size, CALLER());
+			if (likely(p = slab_alloc_hit(&h->slab, size))) {
+				h->pcp.requested += size;
+				return p;
+			}
+		} else {
+			if (prof_due_area(h, size))
+				return malloc_profiled(size, CALLER());
+			if ((va = area_alloc_hit(h, size, CALLER()))) {
+				h->pcp.requested += size;
+				return (void *)va->va_start;
+			}
+		}
+		return malloc_counted(size, CALLER());
+	}
+	return malloc_slow(size, CALLER());
+}
+
+/* uvm_malloc itself, called from inside the library without its PLT entry. */
+extern __typeof__(uvm_malloc) malloc_here __attribute__((alias(UVM_STR(uvm_malloc)), visibility("hidden")));
+
+/* Small objects record no caller: uvm_malloc's own way; areas the general way, which takes the caller given. */
+void *uvm_malloc_caller(size_t size, const void *caller)
+{
+	if (likely(size - 1 < uvm__slab_max))
+		return malloc_here(size);
+	return malloc_slow(size, caller);
+}
+
+void *uvm_calloc(size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total))
+		return fail(ENOMEM);
+	return alloc(total, 16, 1, CALLER());
+}
+
+/* ------------------------------------------------------------- free */
+
+/* The usable size of one of our pointers, or an abort naming fn. */
+static size_t usable(const char *fn, void *p)
+{
+	struct vmap_area *va;
+	size_t n;
+
+	if (early_owns(p))
+		return early_size(fn, p);
+	switch (slab_check(p, &n)) {
+	case SLAB_LIVE:
+		return n;
+	case SLAB_BAD:
+		uvm__invalid_pointer(fn, p);
+	case SLAB_NONE:
+		break;
+	}
+	va = area_find((uintptr_t)p);
+	if (!va || (va->flags & VA_SLAB))
+		uvm__invalid_pointer(fn, p);
+	return area_usable(va);
+}
+
+static uvm_noinline void free_slow(const char *fn, void *p, enum slab_ptr what)
+{
+	struct vmap_area *va;
+
+	if (what == SLAB_BAD)
+		uvm__invalid_pointer(fn, p);
+	va = area_take((uintptr_t)p);
+	if (unlikely(!va || (va->flags & VA_SLAB)))
+		uvm__invalid_pointer(fn, p);
+	prof_forget(va);
+	area_free(va);
+}
+
+static void free_named(const char *fn, void *p)
+{
+	enum slab_ptr what;
+
+	if (!p)
+		return;
+	if (early_owns(p)) {
+		early_free(fn, p);
+		return;
+	}
+	if (uvm_init())
+		return;
+	what = slab_free(p);
+	if (likely(what == SLAB_LIVE))
+		return;
+	free_slow(fn, p, what);
+}
+
+/* An order list's area of the owner's, or the slow way: a call of its own, so that the bin's free saves no registers. */
+static uvm_noinline void free_large(void *p)
+{
+	if (area_free_own_large((uintptr_t)p))
+		return;
+	free_named("free", p);
+}
+
+/* Not the owner's small object: the owner's area of bin size in line, else the slow way. */
+static uvm_noinline void free_not_small(void *p)
+{
+	if (uvm__heap && !UVM_TRACED(snapshot)) {
+		if (area_free_own((uintptr_t)p))
+			return;
+		free_large(p);
+		return;
+	}
+	free_named("free", p);
+}
+
+/*
+ * The owner's free of a small object in line; areas go through a call, so
+ * that the small path, the commonest, needs no callee-saved register
+ * (their saves and restores were 12 of its instructions).  Snapshots while
+ * traced come from the slow way.
+ */
+void uvm_free(void *p)
+{
+	struct heap *h = uvm__heap;
+	struct slab *s;
+
+	if (likely(h && !UVM_TRACED(snapshot)) && (s = slab_free_hit(&h->slab, p))) {
+		if (unlikely(slab_emptied(&h->slab, s)))
+			slab_release_empty(s);
+		return;
+	}
+	free_not_small(p);
+}
+
+size_t uvm_malloc_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	if (uvm_init())
+		return 0;
+	return usable("malloc_usable_size", p);
+}
+
+/* ---------------------------------------------------------- realloc */
+
+/* Whether p's block can keep size bytes where it is: a slab object not over twice too big, or an area resized in place. */
+static bool fits_in_place(void *p, size_t have, size_t size)
+{
+	struct vmap_area *va;
+
+	if (early_owns(p))
+		return false;
+	if (have <= slab_max())
+		return size <= have && (size > have / 2 || have == 16);
+	if (size <= slab_max())
+		return false; /* an area shrinking to slab size moves into a slab */
+	va = area_find((uintptr_t)p);
+	if (!va || area_resize(va, align_up(size, UVM_PAGE_SIZE)))
+		return false;
+	va->requested = size;
+	return true;
+}
+
+/* Area to area, pages may move instead of being copied. */
+static void copy(void *to, void *from, size_t bytes)
+{
+	struct vmap_area *src = bytes >= AREA_MOVE_MIN ? area_find((uintptr_t)from) : NULL;
+	struct vmap_area *dst = src ? area_find((uintptr_t)to) : NULL;
+
+	if (dst)
+		area_copy(src, dst, bytes);
+	else
+		memcpy(to, from, bytes);
+}
+
+static void *realloc_named(const char *fn, void *p, size_t size, const void *caller)
+{
+	size_t have;
+	void *q;
+
+	if (!p)
+		return alloc(size, 16, 0, caller);
+	if (!size) {
+		free_named(fn, p); /* glibc: realloc(p, 0) frees and returns NULL */
+		return NULL;
+	}
+	if (size > PTRDIFF_MAX)
+		return fail(ENOMEM);
+	if (uvm_init())
+		return fail(ENOMEM);
+	have = usable(fn, p);
+	if (fits_in_place(p, have, size))
+		return p;
+	q = alloc(size, 16, 0, caller);
+	if (!q)
+		return NULL;
+	copy(q, p, have < size ? have : size);
+	free_named(fn, p);
+	return q;
+}
+
+void *uvm_realloc(void *p, size_t size) { return realloc_named("realloc", p, size, CALLER()); }
+
+void *uvm_reallocarray(void *p, size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total))
+		return fail(ENOMEM);
+	return realloc_named("reallocarray", p, total, CALLER());
+}
+
+/* -------------------------------------------------------- alignment */
+
+int uvm_posix_memalign(void **out, size_t align, size_t size)
+{
+	int saved = errno, err;
+	void *p;
+
+	if (!is_pow2(align) || align % sizeof(void *))
+		return EINVAL;
+	p = alloc(size, align, 0, CALLER());
+	err = p ? 0 : errno;
+	errno = saved; /* posix_memalign reports through its result, not errno */
+	if (p)
+		*out = p;
+	return err;
+}
+
+void *uvm_aligned_alloc(size_t align, size_t size)
+{
+	if (!is_pow2(align))
+		return fail(EINVAL);
+	return alloc(size, align, 0, CALLER());
+}
+
+void *uvm_memalign(size_t align, size_t size)
+{
+	/* glibc rounds an alignment that is not a power of two up to one. */
+	if (align > UVM_MAX_SIZE)
+		return fail(EINVAL);
+	if (!is_pow2(align))
+		align = align ? (size_t)1 << fls_ul(align) : 1;
+	return alloc(size, align, 0, CALLER());
+}

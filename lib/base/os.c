@@ -1,0 +1,254 @@
+/*
+ * os.c - the only file of lib/ that talks to the kernel's memory manager.
+ */
+#include "os.h"
+
+#include "numa_node.h"
+#include "track.h"
+#include "util.h"
+#include "uvmalloc-descriptor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <numaif.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+/* glibc 2.36 predates these; the kernel numbers are fixed ABI. */
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#define MADV_GUARD_REMOVE 103
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#ifndef MAP_HUGE_2MB
+#define MAP_HUGE_2MB (21 << 26)
+#endif
+#ifndef PR_SET_VMA
+#define PR_SET_VMA 0x53564d41
+#define PR_SET_VMA_ANON_NAME 0
+#endif
+
+static _Atomic uint64_t nr_mmap, nr_mprotect, nr_madvise, nr_mremap, nr_other; /* other: prctl, mbind */
+static atomic_bool guards; /* UVM_GUARD=1 and the kernel has not refused it */
+
+static inline void count(_Atomic uint64_t *c) { atomic_fetch_add_explicit(c, 1, memory_order_relaxed); }
+
+int os_reserve(size_t size, uintptr_t *base)
+{
+	void *p;
+
+	count(&nr_mmap);
+	p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return ENOMEM;
+	/* Best effort: kernels without CONFIG_ANON_VMA_NAME answer EINVAL, and the region is then plain [anon]. */
+	count(&nr_other);
+	prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, size, (unsigned long)"uvmalloc");
+	*base = (uintptr_t)p;
+	return 0;
+}
+
+void os_unreserve(uintptr_t base, size_t size)
+{
+	count(&nr_mmap);
+	munmap((void *)base, size);
+}
+
+int os_commit(uintptr_t addr, size_t size)
+{
+	count(&nr_mprotect);
+	return mprotect((void *)addr, size, PROT_READ | PROT_WRITE) ? ENOMEM : 0;
+}
+
+int os_release(uintptr_t addr, size_t size)
+{
+	count(&nr_madvise);
+	return madvise((void *)addr, size, MADV_DONTNEED) ? errno : 0;
+}
+
+void *os_alloc_meta(size_t size)
+{
+	void *p;
+
+	count(&nr_mmap);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	track_meta(p, size);
+	return p;
+}
+
+void os_free_meta(void *p, size_t size)
+{
+	count(&nr_mmap);
+	track_meta_gone(p, size);
+	munmap(p, size);
+}
+
+int os_hugepage(uintptr_t addr, size_t size, int huge)
+{
+	count(&nr_madvise);
+	return madvise((void *)addr, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) ? errno : 0;
+}
+
+int os_populate(uintptr_t addr, size_t size)
+{
+	count(&nr_madvise);
+	return madvise((void *)addr, size, MADV_POPULATE_WRITE) ? errno : 0;
+}
+
+/* Plain anonymous pages over [addr, addr + size), as a committed part of a region has. */
+int os_remap_plain(uintptr_t addr, size_t size)
+{
+	void *p;
+
+	count(&nr_mmap);
+	p = mmap((void *)addr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+	if (p == MAP_FAILED)
+		return errno;
+	/* The same VMA flags as the region around it, so the kernel can merge them again. */
+	return os_hugepage(addr, size, 0);
+}
+
+int os_remap_hugetlb(uintptr_t addr, size_t size)
+{
+	void *p;
+
+	count(&nr_mmap);
+	p = mmap((void *)addr, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
+	if (p != MAP_FAILED)
+		return 0;
+	/* Whether a failed MAP_FIXED left the old pages is kernel-dependent: put plain ones back either way. */
+	return os_remap_plain(addr, size) ? EFAULT : ENOMEM;
+}
+
+int os_move(uintptr_t from, uintptr_t to, size_t size)
+{
+	count(&nr_mremap);
+	if (mremap((void *)from, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)to) == MAP_FAILED)
+		return errno;
+	/* The source is a hole in the region now: plain pages again, so the region stays whole. */
+	return os_remap_plain(from, size);
+}
+
+void os_bind(uintptr_t addr, size_t size, unsigned node)
+{
+	unsigned long mask[(NUMA_MAX_NODES + 63) / 64] = { 0 };
+
+	mask[node / 64] = 1ul << (node % 64);
+	count(&nr_other);
+	/* Best effort, as first-touch placement is: a refusal leaves the default policy. */
+	if (mbind((void *)addr, size, MPOL_PREFERRED, mask, NUMA_MAX_NODES + 1, 0))
+		return;
+}
+
+void os_init(int guard_pages) { atomic_store(&guards, guard_pages != 0); }
+
+/* Said once, by whichever thread saw the refusal first. */
+static void say_guard_missing(void)
+{
+	static const char msg[] = "uvmalloc: UVM_GUARD=1 but this kernel has no MADV_GUARD_INSTALL (Linux 6.13+): "
+				  "going on without guard pages\n";
+
+	if (atomic_exchange(&guards, false) && write(2, msg, sizeof(msg) - 1) < 0)
+		return;
+}
+
+int os_guard_install(uintptr_t addr, size_t size)
+{
+	if (!atomic_load_explicit(&guards, memory_order_relaxed))
+		return 0;
+	count(&nr_madvise);
+	if (!madvise((void *)addr, size, MADV_GUARD_INSTALL))
+		return 0;
+	if (errno != EINVAL)
+		return errno;
+	say_guard_missing();
+	return ENOSYS;
+}
+
+int os_guard_remove(uintptr_t addr, size_t size)
+{
+	if (!atomic_load_explicit(&guards, memory_order_relaxed))
+		return 0;
+	count(&nr_madvise);
+	return madvise((void *)addr, size, MADV_GUARD_REMOVE) ? errno : 0;
+}
+
+/* The kB figure after "key" in a /proc status text, in bytes; 0 if absent. */
+static uint64_t status_kb(const char *text, const char *key)
+{
+	const char *p = strstr(text, key);
+	uint64_t kb = 0;
+
+	if (!p)
+		return 0;
+	for (p += strlen(key); *p == ' ' || *p == '\t'; p++)
+		;
+	for (; *p >= '0' && *p <= '9'; p++)
+		kb = kb * 10 + (uint64_t)(*p - '0');
+	return kb << 10;
+}
+
+void os_process_rss(uint64_t *rss, uint64_t *peak)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	*rss = status_kb(buf, "VmRSS:");
+	*peak = status_kb(buf, "VmHWM:");
+}
+
+size_t os_resident(uintptr_t addr, size_t size)
+{
+	unsigned char vec[4096];
+	size_t pages = 0;
+
+	for (size_t done = 0; done < size;) {
+		size_t len = size - done < sizeof(vec) * UVM_PAGE_SIZE ? size - done : sizeof(vec) * UVM_PAGE_SIZE;
+
+		if (mincore((void *)(addr + done), len, vec))
+			break;
+		for (size_t i = 0; i < len >> UVM_PAGE_SHIFT; i++)
+			pages += vec[i] & 1;
+		done += len;
+	}
+	return pages << UVM_PAGE_SHIFT;
+}
+
+void os_stats(struct uvm_stats *st)
+{
+	st->mmap_calls = atomic_load_explicit(&nr_mmap, memory_order_relaxed);
+	st->mremap_calls = atomic_load_explicit(&nr_mremap, memory_order_relaxed);
+	st->mprotect_calls = atomic_load_explicit(&nr_mprotect, memory_order_relaxed);
+	st->madvise_calls = atomic_load_explicit(&nr_madvise, memory_order_relaxed);
+	st->syscalls = os_syscalls();
+}
+
+uint64_t os_syscalls(void)
+{
+	return atomic_load_explicit(&nr_mmap, memory_order_relaxed) +
+	       atomic_load_explicit(&nr_mprotect, memory_order_relaxed) +
+	       atomic_load_explicit(&nr_madvise, memory_order_relaxed) +
+	       atomic_load_explicit(&nr_mremap, memory_order_relaxed) + atomic_load_explicit(&nr_other, memory_order_relaxed);
+}
+
+void os_describe(struct uvm_descriptor *d)
+{
+	d->os_mmap = (uintptr_t)&nr_mmap;
+	d->os_mprotect = (uintptr_t)&nr_mprotect;
+	d->os_madvise = (uintptr_t)&nr_madvise;
+	d->os_mremap = (uintptr_t)&nr_mremap;
+	d->os_other = (uintptr_t)&nr_other;
+}

@@ -1,0 +1,120 @@
+/*
+ * heap.h - the thread heap: everything one thread owns (mimalloc's
+ * mi_heap_t).  Its area caches (pcp.h), its slabs (slab.h), their
+ * counters, its spare area objects and its inbox of areas other threads
+ * freed, found with one TLS load.  One registry, one pthread key, one exit
+ * path.
+ *
+ * The owner works on its heap with plain loads and stores: no lock, no
+ * atomic read-modify-write.  Every operation sits between heap_enter() and
+ * heap_leave(), which only mark the heap busy.  Another thread that must
+ * touch the caches (decay of an idle thread, uvm_purge, fork) claims the
+ * heap: it raises `claimed`, then membarrier() makes every running thread
+ * execute a full barrier, so either the owner's next heap_enter() sees the
+ * claim and waits, or the claimer sees the owner busy and waits for it to
+ * leave (the asymmetric Dekker pattern of userspace RCU).  The owner pays
+ * two stores and a load per operation; the claimer a syscall, on slow paths
+ * only.  Where the kernel lacks membarrier (before 4.14), other threads'
+ * caches are never claimed: they drain only at their owner's exit.
+ *
+ * The inbox is the one word other threads write: a free of another
+ * thread's area pushes it with one compare-and-swap, and the owner takes
+ * the whole list with one exchange on its next miss.  Heaps are never
+ * unmapped; an exited thread's heap waits, inbox and all, for the next
+ * thread, which adopts it.
+ */
+#ifndef UVM_HEAP_H
+#define UVM_HEAP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pcp.h"
+#include "slab.h"
+
+struct heap {
+	/* First the fields other threads touch at any time: a re-used heap is cleared from busy on. */
+	struct vmap_area *_Atomic inbox; /* pushes go on while a new thread takes the heap */
+	atomic_bool retired;             /* its thread is exiting or gone: frees of its areas go to the node */
+	unsigned busy;                   /* the owner is between heap_enter and heap_leave */
+	_Atomic unsigned claimed;        /* another thread holds the caches: the owner waits */
+	bool dead;                       /* a fork child's copy of another thread's heap: never touched again */
+	long prof_left;                  /* bytes until the next sample (prof.h); 0 in a fresh heap: its first call draws */
+	size_t prof_big, prof_rate;      /* always sampled from this size on; the rate prof_left was drawn for */
+	uint64_t prof_rng;
+	struct list_head link;           /* the registry's live or spare list */
+	struct slab_heap slab;
+	struct pcp pcp;                  /* last: its lists are sized by the NUMA node count */
+};
+
+extern __thread struct heap *uvm__heap __attribute__((tls_model("initial-exec")));
+
+/* Set up the registry for nodes NUMA nodes (pcp's lists).  0 or an errno. */
+int heap_init(unsigned nodes);
+struct heap *heap_attach(void);
+
+/* The calling thread's heap, made on first use; NULL once the thread has passed its exit. */
+static inline struct heap *heap_self(void)
+{
+	struct heap *h = uvm__heap;
+
+	return likely(h) ? h : heap_attach();
+}
+
+void heap_enter_slow(struct heap *h);
+
+/* Mark h busy unless it is claimed: false (and nothing held) then.  The inline hit paths, which must not call out. */
+static inline bool heap_try_enter(struct heap *h)
+{
+	__atomic_store_n(&h->busy, 1, __ATOMIC_RELAXED);
+	atomic_signal_fence(memory_order_seq_cst); /* the claimer's membarrier orders this store before the load */
+	if (likely(!atomic_load_explicit(&h->claimed, memory_order_acquire)))
+		return true;
+	__atomic_store_n(&h->busy, 0, __ATOMIC_RELEASE);
+	return false;
+}
+
+/* Mark h busy, waiting out a claim. */
+static inline void heap_enter(struct heap *h)
+{
+	if (unlikely(!heap_try_enter(h)))
+		heap_enter_slow(h);
+}
+
+static inline void heap_leave(struct heap *h)
+{
+	__atomic_store_n(&h->busy, 0, __ATOMIC_RELEASE);
+}
+
+/* Push an area another thread freed onto its owner's inbox. */
+void heap_inbox_push(struct heap *h, struct vmap_area *va);
+/* Move the whole inbox onto out (the owner, or anyone for a heap no thread owns); false if it was empty. */
+bool heap_inbox_take(struct heap *h, struct list_head *out);
+
+/*
+ * Registry walks for other threads, under the registry lock: fn(h, owned,
+ * arg) for every heap.  owned: h is claimed (its owner kept out) or is the
+ * caller's own, so its caches may be used; otherwise (claims impossible, a
+ * dead heap, a spare one, whose caches are empty) only its inbox may.
+ */
+void heap_for_each_claimed(void (*fn)(struct heap *h, bool owned, void *arg), void *arg);
+/*
+ * fn(h, arg) for the heaps of running threads (and a fork child's dead
+ * ones), unclaimed: counters are read racily, as words.  A spare heap's
+ * counters were folded into the process's at its thread's exit.
+ */
+void heap_for_each_live(void (*fn)(struct heap *h, void *arg), void *arg);
+
+/* Bytes of all heaps made. */
+size_t heap_bytes(void);
+
+void heap_fork_prepare(void);
+void heap_fork_parent(void);
+void heap_fork_child(void);
+
+/* Its part of the exported descriptor (descriptor.c). */
+struct uvm_descriptor;
+void heap_describe(struct uvm_descriptor *d);
+
+#endif

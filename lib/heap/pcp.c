@@ -1,0 +1,662 @@
+/*
+ * pcp.c - per-thread caches of freed areas (the kernel's pcp lists,
+ * mm/page_alloc.c).
+ *
+ * Seeds 000 and 003 are the rules: a block freed at size N goes back to
+ * the cache of size N whole, never split on free, and allocation tries the
+ * thread's own cache before anything shared.  Userspace differences:
+ * threads, not CPUs, own the caches, and small areas rest in bins of their
+ * exact page count rather than in order lists, because a hit must cost a
+ * pop and not a search; the lists behind the bins are the kernel's orders.
+ * A thread's cache drains when the thread exits, and an idle thread's cache
+ * is decayed by whichever thread next takes a slow path, since a preloaded
+ * allocator must not start a thread of its own.  Coalescing is the node's
+ * job (the free tree merges what drains), as it is the buddy's in the
+ * kernel; only areas of the order lists take in the cached areas that
+ * follow them, where a large block cut into tails would otherwise never
+ * serve a large request again.
+ *
+ * Watermarks, as the kernel's adaptive pcp high (v6.7): `high` starts at
+ * PCP_HIGH_MIN_PAGES; when frees overflow it after the thread missed in its
+ * own cache (it had to fetch memory it has now given back: its working set
+ * is larger than high), high grows by what it missed, up to UVM_PCP_HIGH.
+ * Otherwise the coldest areas drain, round robin over the lists from their
+ * tails (free_pcppages_bulk), until PCP_BATCH_PAGES below high.  Every
+ * PCP_DECAY_NS, decay_pcp_high(): high falls by 1/8 towards
+ * PCP_HIGH_MIN_PAGES, or by a quarter towards 0 for a thread that did
+ * nothing since the last decay, and the excess drains.
+ */
+#include "pcp.h"
+
+#include <stdatomic.h>
+#include <time.h>
+
+#include "arena.h"
+#include "heap.h"
+#include "meta.h"
+#include "options.h"
+#include "os.h"
+#include "purge.h"
+#include "trace.h"
+#include "vnode.h"
+#include "uvmalloc-descriptor.h"
+
+#define PCP_SCAN 8 /* entries of a list looked at for an aligned or exact fit before taking any fit */
+#define PCP_SPARE_MAX 32
+
+static struct {
+	/* Counters of exited threads (the heap registry's lock) and of threads past their exit (atomics). */
+	uint64_t hits, misses, allocs, frees, drained, alloc_pages, free_pages;
+	_Atomic uint64_t stray_allocs, stray_frees, stray_alloc_pages, stray_free_pages, stray_requested;
+	uint64_t requested;
+	unsigned nodes;
+	_Atomic uint64_t next_decay;
+} reg;
+
+size_t uvm__pcp_high_max;
+
+/* ------------------------------------------------------- list handling */
+
+static void unlink_cached(struct pcp *p, struct vmap_area *va)
+{
+	list_del(&va->list);
+	va->cache = NULL;
+	p->nodes[va_nid(va)].lists[pcp_list_index(va_pages(va))].count--;
+	p->pages -= va_pages(va);
+}
+
+static void link_cached(struct pcp *p, struct vmap_area *va)
+{
+	pcp_link(p, &p->nodes[va_nid(va)], pcp_list_index(va_pages(va)), va);
+}
+
+/* Whether va rests in one of p's lists (not live: a live area's cache names the bin it will go back to). */
+static bool cached_in(const struct pcp *p, const struct vmap_area *va)
+{
+	return (uintptr_t)va->cache - (uintptr_t)p < sizeof(*p) + pcp_lists_size(reg.nodes) &&
+	       !atomic_load_explicit(&va->live, memory_order_relaxed);
+}
+
+static bool fits(const struct vmap_area *va, size_t pages, size_t align)
+{
+	/* A hugetlb body can only be split on a 2 MiB boundary: such areas are reused whole or not at all. */
+	return va_pages(va) >= pages && !(va->va_start & (align - 1)) &&
+	       (va_pages(va) == pages || !(va->flags & VA_HUGETLB));
+}
+
+/* The first exact fit among the hottest PCP_SCAN entries, else the first fit among them. */
+static struct vmap_area *take_fit(struct pcp *p, struct pcp_list *l, size_t pages, size_t align)
+{
+	struct vmap_area *va, *fit = NULL;
+	unsigned seen = 0;
+
+	list_for_each_entry(va, &l->head, list) {
+		if (++seen > PCP_SCAN)
+			break;
+		if (!fits(va, pages, align))
+			continue;
+		if (va_pages(va) == pages) {
+			fit = va;
+			break;
+		}
+		if (!fit)
+			fit = va;
+	}
+	if (fit)
+		unlink_cached(p, fit);
+	return fit;
+}
+
+/* The next non-empty bin from bin i on, or PCP_BIN_PAGES; the stale bits it passes are cleared. */
+static unsigned next_bin(struct pcp_node *n, unsigned i)
+{
+	while (i < PCP_BIN_PAGES) {
+		uint64_t w = n->binmap[i / 64] & (~0ull << (i % 64));
+		unsigned b;
+
+		if (!w) {
+			i = (i & ~63u) + 64;
+			continue;
+		}
+		b = (i & ~63u) + (unsigned)__builtin_ctzll(w);
+		if (n->lists[b].count)
+			return b;
+		n->lists[b].marked = 0;
+		n->binmap[b / 64] &= ~(1ull << (b % 64));
+		i = b + 1;
+	}
+	return PCP_BIN_PAGES;
+}
+
+/* Any cached area of node nid that fits: the exact bin, larger bins smallest first, then the orders. */
+static struct vmap_area *search(struct pcp *p, unsigned nid, size_t pages, size_t align)
+{
+	struct pcp_node *n = &p->nodes[nid];
+	struct vmap_area *va = NULL;
+
+	for (unsigned i = next_bin(n, (unsigned)pages); i < PCP_BIN_PAGES && !va; i = next_bin(n, i + 1))
+		va = take_fit(p, &n->lists[i], pages, align);
+	for (unsigned k = pcp_order(pages); k < PCP_ORDERS && !va; k++)
+		va = take_fit(p, &n->lists[PCP_BIN_PAGES + k], pages, align);
+	return va;
+}
+
+/*
+ * Move the coldest areas onto out until at most target pages stay: the tail
+ * of each non-empty list in turn, as free_pcppages_bulk() does.
+ */
+static void drain_locked(struct pcp *p, size_t target, struct list_head *out)
+{
+	size_t total = (size_t)reg.nodes * PCP_LISTS, pages = p->pages;
+	uint64_t drained = p->drained;
+
+	for (size_t i = 0; p->pages > target; i = (i + 1) % total) {
+		struct pcp_list *l = &p->nodes[i / PCP_LISTS].lists[i % PCP_LISTS];
+		struct vmap_area *va;
+
+		if (!l->count)
+			continue;
+		va = list_entry(l->head.prev, struct vmap_area, list);
+		unlink_cached(p, va);
+		list_add_tail(&va->list, out);
+		p->drained++;
+	}
+	p->missed = 0;
+	UVM_TRACE(cache_drain, p->drained - drained, pages - p->pages);
+}
+
+/* Over high: a decayed thread is busy again, or a thread that missed grows high; else the coldest drain. */
+static void overflow_locked(struct pcp *p, struct list_head *out)
+{
+	if (p->high < PCP_HIGH_MIN_PAGES && PCP_HIGH_MIN_PAGES <= uvm__pcp_high_max)
+		p->high = PCP_HIGH_MIN_PAGES;
+	if (p->pages > p->high && p->missed) {
+		p->high = p->high + p->missed < uvm__pcp_high_max ? p->high + p->missed : uvm__pcp_high_max;
+		p->missed = 0;
+	}
+	if (p->pages > p->high)
+		drain_locked(p, p->high > PCP_BATCH_PAGES ? p->high - PCP_BATCH_PAGES : 0, out);
+}
+
+/* ---------------------------------------------------- thread lifetime */
+
+void pcp_heap_init(struct pcp *p)
+{
+	p->high = PCP_HIGH_MIN_PAGES < uvm__pcp_high_max ? PCP_HIGH_MIN_PAGES : uvm__pcp_high_max;
+	list_init(&p->spare);
+	for (unsigned nid = 0; nid < reg.nodes; nid++)
+		for (unsigned i = 0; i < PCP_LISTS; i++) {
+			list_init(&p->nodes[nid].lists[i].head);
+			p->nodes[nid].lists[i].marked = i >= PCP_BIN_PAGES; /* no bit in binmap: pcp_push must not set one */
+		}
+}
+
+void pcp_heap_exit(struct heap *h)
+{
+	LIST_HEAD(out);
+
+	drain_locked(&h->pcp, 0, &out);
+	heap_inbox_take(h, &out);
+	purge_free_backed(&out);
+	meta_va_free_list(&h->pcp.spare);
+	h->pcp.nr_spare = 0;
+}
+
+void pcp_heap_fold(struct pcp *p)
+{
+	reg.hits += p->hits;
+	reg.misses += p->misses;
+	reg.allocs += p->hits + p->allocs; /* the process's count is of all allocations */
+	reg.frees += p->frees;
+	reg.drained += p->drained;
+	reg.alloc_pages += p->alloc_pages;
+	reg.free_pages += p->free_pages;
+	reg.requested += p->requested;
+}
+
+size_t pcp_lists_size(unsigned nodes) { return (size_t)nodes * sizeof(struct pcp_node); }
+
+/* UVM_PCP_HIGH, at set-up and from uvm_option_set (caches off stay off: their heaps hold no areas). */
+static void set_high_max(long long bytes)
+{
+	if (option(OPT_PCP))
+		__atomic_store_n(&uvm__pcp_high_max, (size_t)bytes >> UVM_PAGE_SHIFT, __ATOMIC_RELAXED);
+}
+
+int pcp_init(unsigned nodes)
+{
+	reg.nodes = nodes;
+	set_high_max(option(OPT_PCP_HIGH));
+	option_watch(OPT_PCP_HIGH, set_high_max);
+	return 0;
+}
+
+/* ------------------------------------------------------- trims, merges */
+
+/* The pages a hit on va for pages keeps: a one-page tail could never serve an area (a guard and nothing usable). */
+static size_t kept_pages(const struct vmap_area *va, size_t pages) { return va_pages(va) < pages + 2 ? va_pages(va) : pages; }
+
+/* A spare area object, the owner inside its heap: the thread's own, else a fresh one. */
+static struct vmap_area *spare_get(struct pcp *p)
+{
+	struct vmap_area *va;
+
+	if (!p->nr_spare)
+		return meta_va_alloc();
+	va = list_first_entry(&p->spare, struct vmap_area, list);
+	list_del(&va->list);
+	p->nr_spare--;
+	return va;
+}
+
+static void spare_put(struct pcp *p, struct vmap_area *va)
+{
+	if (p->nr_spare >= PCP_SPARE_MAX) {
+		meta_va_free(va);
+		return;
+	}
+	list_add(&va->list, &p->spare);
+	p->nr_spare++;
+}
+
+struct vmap_area *pcp_spare(struct heap *h)
+{
+	struct vmap_area *va;
+
+	heap_enter(h);
+	va = spare_get(&h->pcp);
+	heap_leave(h);
+	return va;
+}
+
+/* A larger area than asked for is cut to size (the buddy's expand()); the tail stays cached, whole. */
+static void trim(struct heap *h, struct vmap_area *va, size_t pages)
+{
+	struct vmap_area *tail;
+	LIST_HEAD(out);
+
+	if (kept_pages(va, pages) == va_pages(va))
+		return;
+	tail = pcp_spare(h);
+	if (!tail)
+		return; /* out of metadata: the whole area is handed out */
+	vn_busy_split(va, va->va_start + (pages << UVM_PAGE_SHIFT), tail);
+	heap_enter(h);
+	link_cached(&h->pcp, tail);
+	if (h->pcp.pages > h->pcp.high)
+		overflow_locked(&h->pcp, &out);
+	heap_leave(h);
+	purge_free_lazily(&out);
+}
+
+/* The cached area of p that starts right where va ends, if it can join va. */
+static struct vmap_area *mergeable_next(struct pcp *p, const struct vmap_area *va)
+{
+	va_slot_t *slot = arena_slot(va->va_end);
+	struct vmap_area *next = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+
+	if (!next || !cached_in(p, next) || next->va_start != va->va_end)
+		return NULL;
+	/* A hugetlb body splits and joins only on 2 MiB boundaries; slabs are never cached. */
+	if ((va->flags | next->flags) & VA_HUGETLB)
+		return NULL;
+	/*
+	 * Equal neighbours stay apart: they are a batch of equal requests (an
+	 * array of buffers, a deferred-free batch), which come back as such and
+	 * fit exactly, where a joined block would be cut again at every one.
+	 */
+	if (va_size(next) == va_size(va))
+		return NULL;
+	return next;
+}
+
+bool pcp_joins_next(struct pcp *p, const struct vmap_area *va) { return mergeable_next(p, va) != NULL; }
+
+/*
+ * The buddy allocator's coalescing, for areas of the order lists: a freed
+ * area takes in the cached areas that follow it, so trimmed tails and
+ * neighbours freed earlier become one block again.
+ */
+static void merge_next(struct pcp *p, struct vmap_area *va)
+{
+	struct vmap_area *next;
+
+	while ((next = mergeable_next(p, va))) {
+		unlink_cached(p, next);
+		os_guard_remove(va->va_end - UVM_PAGE_SIZE, UVM_PAGE_SIZE); /* va's guard page is inside now */
+		va->flags |= next->flags & (VA_HUGE | VA_MOVED | VA_REUSED);
+		vn_busy_erase(next);
+		vn_busy_resize(va, next->va_end);
+		spare_put(p, next);
+	}
+}
+
+/*
+ * vrealloc's growth into the thread's own cache: the cached area that
+ * starts where the live area va ends and reaches end or beyond (a shrink's
+ * tail, or a neighbour freed earlier) joins va.  False when there is none.
+ */
+bool pcp_absorb_next(struct heap *h, struct vmap_area *va, uintptr_t end)
+{
+	struct pcp *p = &h->pcp;
+	va_slot_t *slot = arena_slot(va->va_end);
+	struct vmap_area *next;
+
+	/*
+	 * Looked at inside the heap: a claimer (uvm_purge, decay) may drain the
+	 * neighbour between a look from outside and the unlink, which then
+	 * unlinked it a second time (a list's count and the cache's pages ran
+	 * below zero, and the next drain spun forever).
+	 */
+	heap_enter(h);
+	next = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+	if (!next || !cached_in(p, next) || next->va_start != va->va_end || next->va_end < end ||
+	    ((va->flags | next->flags) & VA_HUGETLB)) {
+		heap_leave(h);
+		return false;
+	}
+	unlink_cached(p, next);
+	p->alloc_pages += va_pages(next); /* live bytes grow by all of it, its guard page included: no area more */
+	heap_leave(h);
+	os_guard_remove(va->va_end - UVM_PAGE_SIZE, UVM_PAGE_SIZE);
+	va->flags |= next->flags & (VA_HUGE | VA_MOVED | VA_REUSED);
+	vn_busy_erase(next);
+	vn_busy_resize(va, next->va_end);
+	heap_enter(h);
+	spare_put(p, next);
+	heap_leave(h);
+	return true;
+}
+
+/* ------------------------------------------------------------ fast paths */
+
+bool pcp_put(struct heap *h, struct vmap_area *va)
+{
+	struct pcp *p = &h->pcp;
+	size_t pages = va_pages(va);
+	LIST_HEAD(out);
+
+	if (pages > uvm__pcp_high_max) {
+		pcp_count_free(h, pages);
+		return false;
+	}
+	heap_enter(h);
+	if (likely(pages < PCP_BIN_PAGES)) {
+		va->cache = pcp_list_of(p, va);
+		pcp_push(p, va);
+	} else {
+		p->frees++;
+		p->free_pages += pages;
+		merge_next(p, va);
+		link_cached(p, va);
+	}
+	if (p->pages > p->high)
+		overflow_locked(p, &out);
+	heap_leave(h);
+	purge_free_lazily(&out);
+	return true;
+}
+
+bool pcp_give_back(struct vmap_area *va)
+{
+	struct heap *owner = va->heap;
+	LIST_HEAD(out);
+
+	if (atomic_load(&owner->retired))
+		return false;
+	heap_inbox_push(owner, va);
+	/* The owner began its exit after our look: its exit may have drained the inbox already, so drain it here. */
+	if (unlikely(atomic_load(&owner->retired))) {
+		heap_inbox_take(owner, &out);
+		purge_free_lazily(&out);
+	}
+	return true;
+}
+
+/* Areas of h that other threads freed, back into h's cache (their frees were counted where they happened). */
+static void take_inbox(struct heap *h)
+{
+	struct vmap_area *va, *n;
+	LIST_HEAD(in);
+	LIST_HEAD(out);
+
+	if (!heap_inbox_take(h, &in))
+		return;
+	heap_enter(h);
+	list_for_each_entry_safe(va, n, &in, list) {
+		list_del(&va->list);
+		if (va_pages(va) <= uvm__pcp_high_max)
+			link_cached(&h->pcp, va);
+		else
+			list_add_tail(&va->list, &out);
+	}
+	if (h->pcp.pages > h->pcp.high)
+		overflow_locked(&h->pcp, &out);
+	heap_leave(h);
+	purge_free_lazily(&out);
+}
+
+/* The cached large blocks too small for a block of pages pages, onto out. */
+static void shed_smaller(struct pcp *p, size_t pages, struct list_head *out)
+{
+	for (unsigned nid = 0; nid < reg.nodes; nid++)
+		for (unsigned k = pcp_order(PCP_LARGE_PAGES); k <= pcp_order(pages); k++) {
+			struct pcp_list *l = &p->nodes[nid].lists[PCP_BIN_PAGES + k];
+			struct vmap_area *va, *n;
+
+			list_for_each_entry_safe(va, n, &l->head, list)
+				if (va_pages(va) < pages) {
+					unlink_cached(p, va);
+					list_add_tail(&va->list, out);
+					p->drained++;
+				}
+		}
+}
+
+void pcp_take_smaller(struct heap *h, size_t pages, struct list_head *out)
+{
+	heap_enter(h);
+	shed_smaller(&h->pcp, pages, out);
+	heap_leave(h);
+}
+
+struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t align)
+{
+	struct pcp *p = &h->pcp;
+	struct vmap_area *va;
+	LIST_HEAD(out);
+
+	if (!uvm__pcp_high_max)
+		return NULL;
+	take_inbox(h);
+	heap_enter(h);
+	va = search(p, nid, pages, align);
+	if (va) {
+		p->hits++;
+		p->alloc_pages += kept_pages(va, pages);
+	} else {
+		p->misses++;
+		p->missed += pages;
+	}
+	heap_leave(h);
+	purge_free_lazily(&out);
+	if (va)
+		trim(h, va, pages);
+	else
+		UVM_TRACE(cache_miss, pages, nid);
+	return va;
+}
+
+/*
+ * Counted in the thread's own heap, or in shared atomics once the thread is
+ * past its exit.  Inside heap_enter: decay reads the counters of a claimed
+ * heap.  Callers are slow paths outside any heap_enter of their own.
+ */
+static void count_op(struct heap *h, bool alloc, size_t pages)
+{
+	if (!h) {
+		atomic_fetch_add_explicit(alloc ? &reg.stray_allocs : &reg.stray_frees, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(alloc ? &reg.stray_alloc_pages : &reg.stray_free_pages, pages, memory_order_relaxed);
+		return;
+	}
+	heap_enter(h);
+	*(alloc ? &h->pcp.allocs : &h->pcp.frees) += 1;
+	*(alloc ? &h->pcp.alloc_pages : &h->pcp.free_pages) += pages;
+	heap_leave(h);
+}
+
+void pcp_count_alloc(struct heap *h, size_t pages) { count_op(h, true, pages); }
+
+/* A plain add: only the owner writes its word, and readers take it as a word (as every counter here). */
+void pcp_count_request(struct heap *h, size_t size)
+{
+	if (h)
+		h->pcp.requested += size;
+	else
+		atomic_fetch_add_explicit(&reg.stray_requested, size, memory_order_relaxed);
+}
+
+static void requested_one(struct heap *h, void *arg) { *(uint64_t *)arg += h->pcp.requested; }
+
+uint64_t pcp_requested(void)
+{
+	uint64_t n = 0;
+
+	heap_for_each_live(requested_one, &n);
+	return n + reg.requested + atomic_load_explicit(&reg.stray_requested, memory_order_relaxed);
+}
+void pcp_count_free(struct heap *h, size_t pages) { count_op(h, false, pages); }
+
+/* ------------------------------------------------------------- decay */
+
+static uint64_t ops_of(const struct pcp *p) { return p->hits + p->misses + p->frees; }
+
+static void decay_one(struct heap *h, bool owned, void *arg)
+{
+	struct pcp *p = &h->pcp;
+	struct list_head *out = arg;
+	size_t step;
+
+	heap_inbox_take(h, out);
+	if (!owned)
+		return;
+	if (ops_of(p) == p->ops_at_decay) {
+		step = p->high / 4 > PCP_BATCH_PAGES ? p->high / 4 : PCP_BATCH_PAGES;
+		p->high = p->high > step ? p->high - step : 0;
+	} else if (p->high > PCP_HIGH_MIN_PAGES) {
+		step = p->high / 8;
+		p->high = p->high - step > PCP_HIGH_MIN_PAGES ? p->high - step : PCP_HIGH_MIN_PAGES;
+	}
+	p->ops_at_decay = ops_of(p);
+	p->missed = 0;
+	if (p->pages > p->high)
+		drain_locked(p, p->high, out);
+}
+
+void pcp_decay(void)
+{
+	LIST_HEAD(out);
+
+	heap_for_each_claimed(decay_one, &out);
+	purge_free_lazily(&out);
+}
+
+void pcp_decay_maybe(void)
+{
+	uint64_t now = coarse_ns(), due = atomic_load_explicit(&reg.next_decay, memory_order_relaxed);
+
+	if (now < due || !atomic_compare_exchange_strong(&reg.next_decay, &due, now + PCP_DECAY_NS))
+		return;
+	pcp_decay();
+}
+
+struct drain_all {
+	struct list_head out, spares;
+};
+
+static void drain_one(struct heap *h, bool owned, void *arg)
+{
+	struct drain_all *d = arg;
+
+	heap_inbox_take(h, &d->out);
+	if (!owned)
+		return;
+	drain_locked(&h->pcp, 0, &d->out);
+	list_splice_tail(&h->pcp.spare, &d->spares);
+	h->pcp.nr_spare = 0;
+}
+
+void pcp_drain_all(void)
+{
+	struct drain_all d = { LIST_HEAD_INIT(d.out), LIST_HEAD_INIT(d.spares) };
+
+	heap_for_each_claimed(drain_one, &d);
+	purge_free_lazily(&d.out);
+	meta_va_free_list(&d.spares);
+}
+
+size_t pcp_high(void)
+{
+	struct heap *h = heap_self();
+
+	return h ? h->pcp.high : 0;
+}
+
+/* ------------------------------------------------------------- stats */
+
+static uint64_t word(const uint64_t *w) { return __atomic_load_n(w, __ATOMIC_RELAXED); }
+
+static void stats_one(struct heap *h, void *arg)
+{
+	const struct pcp *p = &h->pcp;
+	struct uvm_stats *st = arg;
+
+	uint64_t allocs = word(&p->hits) + word(&p->allocs), frees = word(&p->frees);
+
+	st->allocs += allocs;
+	st->frees += frees;
+	st->cache_hits += word(&p->hits);
+	st->cache_misses += word(&p->misses);
+	st->cache_drained += word(&p->drained);
+	st->area_alloc_bytes += (word(&p->alloc_pages) - allocs) << UVM_PAGE_SHIFT;
+	st->area_free_bytes += (word(&p->free_pages) - frees) << UVM_PAGE_SHIFT;
+	st->cached_bytes += __atomic_load_n(&p->pages, __ATOMIC_RELAXED) << UVM_PAGE_SHIFT;
+	for (unsigned nid = 0; nid < reg.nodes; nid++)
+		for (unsigned i = 0; i < PCP_LISTS; i++)
+			st->cached_count += __atomic_load_n(&p->nodes[nid].lists[i].count, __ATOMIC_RELAXED);
+}
+
+void pcp_stats(struct uvm_stats *st)
+{
+	/* Exited threads' totals, read as words (a thread exiting now may count twice or not at all). */
+	heap_for_each_live(stats_one, st);
+	uint64_t allocs = reg.allocs + atomic_load_explicit(&reg.stray_allocs, memory_order_relaxed);
+	uint64_t frees = reg.frees + atomic_load_explicit(&reg.stray_frees, memory_order_relaxed);
+
+	st->allocs += allocs;
+	st->frees += frees;
+	st->cache_hits += reg.hits;
+	st->cache_misses += reg.misses;
+	st->cache_drained += reg.drained;
+	st->area_alloc_bytes +=
+		(reg.alloc_pages + atomic_load_explicit(&reg.stray_alloc_pages, memory_order_relaxed) - allocs) << UVM_PAGE_SHIFT;
+	st->area_free_bytes +=
+		(reg.free_pages + atomic_load_explicit(&reg.stray_free_pages, memory_order_relaxed) - frees) << UVM_PAGE_SHIFT;
+}
+
+void pcp_describe(struct uvm_descriptor *d)
+{
+	size_t base = offsetof(struct heap, pcp);
+
+	heap_describe(d);
+	d->pcp_pages = base + offsetof(struct pcp, pages);
+	d->pcp_count = 0; /* no longer kept: readers sum the lists */
+	d->pcp_hits = base + offsetof(struct pcp, hits);
+	d->pcp_misses = base + offsetof(struct pcp, misses);
+	d->pcp_allocs = base + offsetof(struct pcp, allocs);
+	d->pcp_frees = base + offsetof(struct pcp, frees);
+	d->pcp_exited_allocs = (uintptr_t)&reg.allocs;
+	d->pcp_exited_frees = (uintptr_t)&reg.frees;
+	d->pcp_exited_hits = (uintptr_t)&reg.hits;
+	d->pcp_exited_misses = (uintptr_t)&reg.misses;
+}

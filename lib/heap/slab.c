@@ -1,0 +1,680 @@
+/*
+ * slab.c - size-class slabs carved from vmap areas, owned by threads.
+ *
+ * The fast paths, as mimalloc's pages: malloc pops the owner's local free
+ * list of the class's current slab; free by the owner pushes onto it; free
+ * by another thread pushes onto the slab's remote list with one CAS.  The
+ * slow path bumps through never-used objects, collects remote frees, tries
+ * the class's other slabs, adopts an orphan, or takes a new area.  No lock
+ * and no syscall on a hit; the only shared lock guards the orphan lists.
+ *
+ * Double frees are caught as glibc's tcache does: a freed object carries a
+ * key in its second word (its slab's mask, made from a random per-process
+ * key); a free that finds the key walks the slab's free lists to be sure
+ * before it aborts.
+ */
+#include "slab.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "area.h"
+#include "arena.h"
+#include "heap.h"
+#include "lock.h"
+#include "options.h"
+#include "os.h"
+#include "trace.h"
+#include "track.h"
+#include "uvmalloc-descriptor.h"
+
+#define NCLASS SLAB_CLASSES
+
+_Static_assert(sizeof(struct slab) <= SLAB_HEADER - sizeof(uintptr_t), "slab header outgrew its room");
+
+static uintptr_t uvm__slab_key; /* random per process: the slabs' masks come from it */
+
+/*
+ * A slab's mask: the per-process key, its address, and its life, so that an
+ * area that is a slab again gets another mask and the free marks left in
+ * its never-reused objects by its last life do not match (each would send
+ * a free to the list walk).  The key's low bits stay: the mask is odd, so
+ * no pointer a program stores looks like it.
+ */
+static uintptr_t mask_of(const struct slab *s) { return uvm__slab_key ^ (uintptr_t)s ^ ((uintptr_t)s->life * 0x9e3779b97f4a7c15ull << 16); }
+
+void slab_corrupt(const struct slab *s, const char *what, const void *where)
+{
+	char msg[160];
+	int n = snprintf(msg, sizeof(msg), "uvmalloc: corrupted %s in slab %p at %p (a write past a block or after its free)\n",
+			 what, (const void *)s, where);
+
+	if (n > 0 && write(2, msg, (size_t)n) < 0)
+		abort();
+	abort();
+}
+
+/* Before a slow path trusts a header: its canary, then its list heads. */
+static void check_header(const struct slab *s)
+{
+	if (*slab_canary(s) != slab_canary_value(s) || s->mask != mask_of(s) ||
+	    !slab_link_ok(s, s->free) ||
+	    !slab_link_ok(s, slab_remote_head(atomic_load_explicit(&s->remote, memory_order_relaxed))))
+		slab_corrupt(s, "header", s);
+}
+
+static struct {
+	uvm_lock_t lock; /* the orphan lists */
+	struct list_head orphans[NCLASS];
+	_Atomic unsigned nr_orphans[NCLASS];
+	uint64_t allocs[NCLASS], frees[NCLASS]; /* of exited threads (the heap registry's lock), and frees past exit (atomic) */
+	uint64_t carved;                        /* slab_heap.carved of exited threads, and releases past exit (atomic) */
+	_Atomic uint64_t slabs;
+	_Atomic unsigned lives; /* slabs ever made: each one's life */
+	uvm_lock_t late_lock; /* late: the slab heap of threads past their exit */
+	struct slab_heap late;
+} sl = { .lock = UVM_LOCK_INIT, .late_lock = UVM_LOCK_INIT };
+
+size_t uvm__slab_max;
+unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16 + 1];
+
+/* ------------------------------------------------------------ classes */
+
+/* On every malloc: the compiler must not turn it into a call. */
+static uvm_always_inline unsigned class_of(size_t size)
+{
+	unsigned shift;
+
+	if (size <= 128)
+		return size ? (unsigned)((size + 15) >> 4) - 1 : 0;
+	shift = fls_ul(size - 1) - 1; /* 2^shift < size <= 2^(shift + 1) */
+	return 8 + (shift - 7) * 4 + (unsigned)((size - 1 - ((size_t)1 << shift)) >> (shift - 2));
+}
+
+static size_t class_size(unsigned cls)
+{
+	unsigned shift;
+
+	if (cls < 8)
+		return (size_t)(cls + 1) << 4;
+	shift = (cls - 8) / 4 + 7;
+	return ((size_t)1 << shift) + ((size_t)((cls - 8) % 4 + 1) << (shift - 2));
+}
+
+/*
+ * Where a class's first object starts: past the header, on the largest
+ * power of two (up to a page) that divides the size, so that every object
+ * is aligned as its size allows.  Power-of-two classes of 256 B and up
+ * lose no object by it: the header's room was tail slack anyway.
+ */
+static unsigned first_object(size_t size)
+{
+	size_t a = size & -size;
+
+	return (unsigned)(a < SLAB_HEADER ? SLAB_HEADER : a > UVM_PAGE_SIZE ? UVM_PAGE_SIZE : a);
+}
+
+/* The smallest class at least size whose objects all sit on an align boundary. */
+static unsigned class_for(size_t size, size_t align)
+{
+	unsigned c = class_of(size);
+
+	if (likely(align <= 16)) /* every class is a multiple of 16 */
+		return c;
+	while (class_size(c) & (align - 1))
+		c++;
+	return c;
+}
+
+/* ------------------------------------------------------------- slabs */
+
+static struct slab *new_slab(struct slab_heap *h, unsigned cls)
+{
+	int err;
+	struct vmap_area *va = area_alloc(SLAB_SIZE, SLAB_SIZE, -1, false, NULL, &err);
+	unsigned start = first_object(class_size(cls));
+	struct slab *s;
+
+	if (!va)
+		return NULL;
+	track_own((void *)va->va_start, start); /* the header: the library's */
+	track_unused((char *)va->va_start + start, SLAB_SIZE - start);
+	va->flags |= VA_SLAB;
+	area_set_live(va); /* VA_LIVE: a slab goes back by slab_release_empty only */
+	s = (struct slab *)va->va_start;
+	atomic_store_explicit(&s->owner, h, memory_order_relaxed);
+	atomic_store_explicit(&s->remote, 0, memory_order_relaxed);
+	s->free = NULL;
+	s->orphan = 0;
+	s->life = atomic_fetch_add_explicit(&sl.lives, 1, memory_order_relaxed);
+	s->mask = mask_of(s);
+	*slab_canary(s) = slab_canary_value(s);
+	s->size = (unsigned)class_size(cls);
+	s->recip = (uint32_t)(((1ull << 32) + s->size - 1) / s->size);
+	s->cls = cls;
+	s->start = start;
+	s->carved = 0;
+	s->room = (unsigned)(SLAB_SIZE - s->start) - (unsigned)(SLAB_SIZE - s->start) % s->size;
+	s->used = s->full = 0;
+	s->va = va;
+	atomic_fetch_add_explicit(&sl.slabs, 1, memory_order_relaxed);
+	return s;
+}
+
+/* A released slab's carved bytes leave the count: from this thread's heap, or the exited threads' total. */
+static void uncount_carved(unsigned bytes)
+{
+	struct heap *h = uvm__heap;
+
+	if (h)
+		h->slab.carved -= bytes;
+	else
+		__atomic_fetch_sub(&sl.carved, bytes, __ATOMIC_RELAXED);
+}
+
+void slab_release_empty(struct slab *s)
+{
+	struct vmap_area *va;
+
+	check_header(s);
+	va = s->va;
+	uncount_carved(s->carved);
+	list_del(&s->link);
+	atomic_fetch_sub_explicit(&sl.slabs, 1, memory_order_relaxed);
+	UVM_TRACE(slab_release, s->size);
+	va->flags &= ~VA_SLAB;
+	/* The area goes back through the same door a user's would: the thread's cache first. */
+	area_free(area_take(va->va_start));
+}
+
+/*
+ * Move the remote frees onto the local list: onto an empty one (the slow
+ * path's case) as they are, with no walk, so no remotely freed object is
+ * touched before it is handed out again; onto a non-empty one (a thread's
+ * exit) through their tail.
+ */
+static void collect(struct slab *s)
+{
+	uintptr_t r = atomic_exchange_explicit(&s->remote, 0, memory_order_acquire);
+	void *head = slab_remote_head(r), *tail = head, *next;
+
+	check_header(s);
+	s->used -= slab_remote_count(r);
+	if (!head)
+		return;
+	if (s->free) {
+		while ((next = slab_link(s, tail))) {
+			if (!slab_link_ok(s, next))
+				slab_corrupt(s, "remote free list", tail);
+			tail = next;
+		}
+		slab_set_link(s, tail, s->free);
+	}
+	s->free = head;
+}
+
+static bool has_room(struct slab *s)
+{
+	if (!s->free && atomic_load_explicit(&s->remote, memory_order_relaxed))
+		collect(s);
+	return s->free || s->carved < s->room;
+}
+
+/* ------------------------------------------------------------ heaps */
+
+/*
+ * An orphan no thread will collect: the free that brings its remote count
+ * to its used objects (which nobody changes while it is orphaned) empties
+ * it, and releases it, unless a thread adopted it meanwhile.
+ */
+static void release_orphan(struct slab *s)
+{
+	bool empty;
+
+	uvm_lock(&sl.lock);
+	empty = s->orphan && slab_remote_count(atomic_load_explicit(&s->remote, memory_order_acquire)) == s->used;
+	if (empty) {
+		list_del(&s->link);
+		s->orphan = 0;
+		atomic_fetch_sub_explicit(&sl.nr_orphans[s->cls], 1, memory_order_relaxed);
+	}
+	uvm_unlock(&sl.lock);
+	if (empty)
+		slab_release_empty(s);
+}
+
+void slab_heap_init(struct slab_heap *h)
+{
+	for (unsigned c = 0; c < NCLASS; c++) {
+		list_init(&h->partial[c]);
+		list_init(&h->full[c]);
+	}
+}
+
+void slab_heap_exit(struct slab_heap *h)
+{
+	for (unsigned c = 0; c < NCLASS; c++) {
+		struct slab *s, *n;
+		LIST_HEAD(all);
+
+		list_splice_tail(&h->partial[c], &all);
+		list_splice_tail(&h->full[c], &all);
+		h->cur[c] = NULL;
+		list_for_each_entry_safe(s, n, &all, link) {
+			collect(s);
+			if (!s->used) {
+				slab_release_empty(s);
+				continue;
+			}
+			list_del(&s->link);
+			__atomic_store_n(&s->orphan_used, s->used, __ATOMIC_RELAXED);
+			atomic_store_explicit(&s->owner, NULL, memory_order_release);
+			uvm_lock(&sl.lock);
+			s->orphan = 1;
+			list_add_tail(&s->link, &sl.orphans[c]);
+			atomic_fetch_add_explicit(&sl.nr_orphans[c], 1, memory_order_relaxed);
+			uvm_unlock(&sl.lock);
+			/* Its last remote free may have come before it was an orphan, and found none to release. */
+			if (slab_remote_count(atomic_load_explicit(&s->remote, memory_order_acquire)) ==
+			    __atomic_load_n(&s->orphan_used, __ATOMIC_RELAXED))
+				release_orphan(s);
+		}
+	}
+}
+
+void slab_heap_fold(struct slab_heap *h)
+{
+	__atomic_fetch_add(&sl.carved, h->carved, __ATOMIC_RELAXED);
+	for (unsigned c = 0; c < NCLASS; c++) {
+		sl.allocs[c] += h->allocs[c];
+		/* also counted lock-free by exited threads */
+		__atomic_fetch_add(&sl.frees[c], h->frees[c], __ATOMIC_RELAXED);
+	}
+}
+
+int slab_init(void)
+{
+	struct timespec ts;
+
+	uvm__slab_max = (size_t)option(OPT_SLAB_MAX);
+	for (unsigned c = 0; c < NCLASS; c++)
+		list_init(&sl.orphans[c]);
+	/* Random per process: the slabs' masks, which mark freed objects and key the free lists' safe-linking, come from it. */
+	if (getrandom(&uvm__slab_key, sizeof(uvm__slab_key), GRND_NONBLOCK) != (ssize_t)sizeof(uvm__slab_key)) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uvm__slab_key = ((uintptr_t)&sl * 0x9e3779b97f4a7c15ull) ^ ((uintptr_t)ts.tv_nsec << 17) ^ (uintptr_t)ts.tv_sec;
+	}
+	uvm__slab_key |= 1;
+	for (size_t i = 0; i <= SLAB_OBJ_MAX / 16; i++)
+		uvm__slab_class[i] = (unsigned char)class_of(i * 16);
+	slab_heap_init(&sl.late);
+	return 0;
+}
+
+size_t slab_max(void) { return uvm__slab_max; }
+
+uint64_t slab_made(void) { return atomic_load_explicit(&sl.lives, memory_order_relaxed); }
+
+bool slab_serves_aligned(size_t size, size_t align)
+{
+	return size <= uvm__slab_max && align <= UVM_PAGE_SIZE && class_size(class_for(size, align)) <= uvm__slab_max;
+}
+
+/* ------------------------------------------------------- allocation */
+
+static struct slab *adopt(struct slab_heap *h, unsigned c)
+{
+	struct slab *s = NULL;
+
+	if (!atomic_load_explicit(&sl.nr_orphans[c], memory_order_relaxed))
+		return NULL;
+	uvm_lock(&sl.lock);
+	if (!list_empty(&sl.orphans[c])) {
+		s = list_first_entry(&sl.orphans[c], struct slab, link);
+		list_del(&s->link);
+		s->orphan = 0;
+		atomic_fetch_sub_explicit(&sl.nr_orphans[c], 1, memory_order_relaxed);
+	}
+	uvm_unlock(&sl.lock);
+	if (s)
+		atomic_store_explicit(&s->owner, h, memory_order_release);
+	return s;
+}
+
+/* A slab of class c with room: a partial one, a full one that others freed into, an orphan, or a new one. */
+static struct slab *refill(struct slab_heap *h, unsigned c)
+{
+	struct slab *s, *n;
+
+	list_for_each_entry_safe(s, n, &h->partial[c], link) {
+		if (has_room(s))
+			return s;
+		list_del(&s->link);
+		list_add(&s->link, &h->full[c]);
+		s->full = 1;
+	}
+	list_for_each_entry_safe(s, n, &h->full[c], link) {
+		if (has_room(s)) {
+			list_del(&s->link);
+			list_add(&s->link, &h->partial[c]);
+			s->full = 0;
+			return s;
+		}
+	}
+	/* An orphan may have no room yet: it is ours now all the same, on the full list until frees reach it. */
+	while ((s = adopt(h, c)) && !has_room(s)) {
+		list_add(&s->link, &h->full[c]);
+		s->full = 1;
+	}
+	if (s)
+		UVM_TRACE(slab_refill, s->size, 1);
+	else if ((s = new_slab(h, c)))
+		UVM_TRACE(slab_refill, s->size, 2);
+	if (s) {
+		s->full = 0;
+		list_add(&s->link, &h->partial[c]);
+	}
+	return s;
+}
+
+/* Past the current slab's end (the hits pop and carve in line): another slab with room, then its object. */
+static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
+{
+	struct slab *s = h->cur[c];
+
+	if (!s || !has_room(s)) {
+		s = refill(h, c);
+		if (!s)
+			return NULL;
+		h->cur[c] = s;
+		trace_snapshot();
+	}
+	check_header(s);
+	return s->free ? slab_pop(s) : slab_bump(h, s);
+}
+
+static void *alloc_in(struct slab_heap *h, unsigned c)
+{
+	struct slab *s = h->cur[c];
+	void *p = likely(s && s->free) ? slab_pop(s) : alloc_slow(h, c);
+
+	if (!p)
+		return NULL;
+	h->cur[c]->used++;
+	h->allocs[c]++;
+	return p;
+}
+
+/* A thread past its exit: the shared late heap, under its lock. */
+static uvm_noinline void *alloc_late(unsigned c)
+{
+	void *p;
+
+	uvm_lock(&sl.late_lock);
+	p = alloc_in(&sl.late, c);
+	uvm_unlock(&sl.late_lock);
+	return p;
+}
+
+void *slab_alloc(size_t size, size_t align)
+{
+	struct heap *h = heap_self();
+	unsigned c = likely(align <= 16) ? class_of(size) : class_for(size, align);
+	void *p = likely(h) ? alloc_in(&h->slab, c) : alloc_late(c);
+
+	if (p)
+		pcp_count_request(h, size);
+	return p;
+}
+
+/* ------------------------------------------------------------- free */
+
+/*
+ * Whether p is on a free list of s.  Another thread's lists may change under
+ * the walk, so it never leaves the slab and never takes more steps than the
+ * slab has objects: a torn list ends the walk, it cannot send it astray.
+ */
+static bool on_list(const struct slab *s, const void *p, const void *list)
+{
+	const char *lo = (const char *)s + s->start, *hi = (const char *)s + SLAB_SIZE;
+
+	for (size_t steps = SLAB_SIZE / s->size; list && steps; steps--, list = slab_link(s, list)) {
+		if ((const char *)list < lo || (const char *)list >= hi)
+			return false;
+		if (list == p)
+			return true;
+	}
+	return false;
+}
+
+/* The key says "maybe freed already"; the lists say for sure (user data may hold the key by chance). */
+static bool already_free(struct slab *s, const void *p)
+{
+	return on_list(s, p, s->free) ||
+	       on_list(s, p, slab_remote_head(atomic_load_explicit(&s->remote, memory_order_acquire)));
+}
+
+static void free_local(struct slab_heap *h, struct slab *s, void *p)
+{
+	check_header(s);
+	slab_set_link(s, p, s->free);
+	s->free = p;
+	s->used--;
+	h->frees[s->cls]++;
+	if (s->full) {
+		list_del(&s->link);
+		list_add(&s->link, &h->partial[s->cls]);
+		s->full = 0;
+	}
+	if (slab_emptied(h, s))
+		slab_release_empty(s);
+}
+
+/* Push p onto s's remote list with one CAS; the list's count after it. */
+static unsigned free_remote(struct slab *s, void *p)
+{
+	uintptr_t old = atomic_load_explicit(&s->remote, memory_order_relaxed), new;
+
+	do {
+		slab_set_link(s, p, slab_remote_head(old));
+		new = ((old >> SLAB_REMOTE_SHIFT) + 1) << SLAB_REMOTE_SHIFT | (uintptr_t)p;
+	} while (!atomic_compare_exchange_weak_explicit(&s->remote, &old, new, memory_order_release, memory_order_relaxed));
+	return slab_remote_count(new);
+}
+
+static enum slab_ptr check(const void *p, struct slab **out)
+{
+	struct slab *s = slab_of(p);
+
+	if (!s)
+		return SLAB_NONE;
+	if (!slab_object(s, p))
+		return SLAB_BAD;
+	if (((const uintptr_t *)p)[1] == s->mask && already_free(s, p))
+		return SLAB_BAD;
+	*out = s;
+	return SLAB_LIVE;
+}
+
+enum slab_ptr slab_check(const void *p, size_t *usable)
+{
+	struct slab *s;
+	enum slab_ptr what = check(p, &s);
+
+	if (what == SLAB_LIVE)
+		*usable = s->size;
+	return what;
+}
+
+enum slab_ptr slab_free(void *p)
+{
+	struct slab *s;
+	struct heap *th = uvm__heap;
+	struct slab_heap *h = th ? &th->slab : NULL;
+	enum slab_ptr what = check(p, &s);
+
+	if (what != SLAB_LIVE)
+		return what;
+	((uintptr_t *)p)[1] = s->mask;
+	if (h && atomic_load_explicit(&s->owner, memory_order_relaxed) == h) {
+		free_local(h, s, p);
+		trace_snapshot(); /* a phase that only frees still sends snapshots */
+	} else {
+		/*
+		 * All that is read of s is read before the push: once p is pushed,
+		 * others may empty s, release it and make its area a new slab.  The
+		 * owner's own count is never read: an adopter may be changing it.
+		 */
+		unsigned cls = s->cls;
+		bool orphan = !atomic_load_explicit(&s->owner, memory_order_acquire);
+		unsigned last = orphan ? __atomic_load_n(&s->orphan_used, __ATOMIC_RELAXED) : 0;
+
+		if (free_remote(s, p) == last && orphan)
+			release_orphan(s); /* under the orphan lock, which finds out whether s is still the orphan */
+		if (h)
+			h->frees[cls]++;
+		else
+			__atomic_fetch_add(&sl.frees[cls], 1, __ATOMIC_RELAXED);
+	}
+	return SLAB_LIVE;
+}
+
+/* ------------------------------------------------------ stats, fork */
+
+_Static_assert(NCLASS <= UVM_FRAG_CLASSES, "struct uvm_frag has too few classes");
+
+/* One slab's objects into its class's figures: live = used less the remote frees not yet taken back. */
+static void frag_slab(struct uvm_frag *f, const struct slab *s)
+{
+	struct uvm_frag_class *k = &f->classes[s->cls];
+	uint64_t objs = s->room / s->size, carved = __atomic_load_n(&s->carved, __ATOMIC_RELAXED) / s->size;
+	uint64_t remote = slab_remote_count(atomic_load_explicit(&s->remote, memory_order_relaxed));
+	uint64_t live = s->used > remote ? s->used - remote : 0;
+
+	k->slabs++;
+	k->live += live;
+	k->free += carved - live;
+	k->never_used += objs - carved;
+	k->occupancy[live ? 1 + live * 4 / objs - (live == objs) : 0]++;
+	f->slab_free_bytes += (carved - live) * s->size;
+	f->slab_meta_bytes += SLAB_SIZE - s->room;
+}
+
+static void frag_lists(struct uvm_frag *f, const struct slab_heap *h)
+{
+	const struct slab *s;
+
+	for (unsigned c = 0; c < NCLASS; c++) {
+		list_for_each_entry(s, &h->partial[c], link)
+			frag_slab(f, s);
+		list_for_each_entry(s, &h->full[c], link)
+			frag_slab(f, s);
+	}
+}
+
+/* A heap whose owner is held (or is the caller); the others' slabs are out of reach, and a spare heap has none. */
+static void frag_heap(struct heap *h, bool owned, void *arg)
+{
+	if (owned)
+		frag_lists(arg, &h->slab);
+}
+
+void slab_frag(struct uvm_frag *f)
+{
+	const struct slab *s;
+
+	for (unsigned c = 0; c < NCLASS; c++)
+		f->classes[c].size = class_size(c);
+	heap_for_each_claimed(frag_heap, f);
+	uvm_lock(&sl.lock);
+	for (unsigned c = 0; c < NCLASS; c++)
+		list_for_each_entry(s, &sl.orphans[c], link)
+			frag_slab(f, s);
+	uvm_unlock(&sl.lock);
+	uvm_lock(&sl.late_lock);
+	frag_lists(f, &sl.late);
+	uvm_unlock(&sl.late_lock);
+}
+
+static void count_classes(struct uvm_stats *st, const uint64_t *allocs, const uint64_t *frees)
+{
+	for (unsigned c = 0; c < NCLASS; c++) {
+		uint64_t a = __atomic_load_n(&allocs[c], __ATOMIC_RELAXED), f = __atomic_load_n(&frees[c], __ATOMIC_RELAXED);
+
+		st->small_allocs += a;
+		st->small_frees += f;
+		st->small_alloc_bytes += a * class_size(c);
+		st->small_free_bytes += f * class_size(c);
+	}
+}
+
+static void stats_one(struct heap *h, void *arg)
+{
+	count_classes(arg, h->slab.allocs, h->slab.frees);
+}
+
+static void carved_one(struct heap *h, void *arg) { *(uint64_t *)arg += h->slab.carved; }
+
+uint64_t slab_free_bytes(const struct uvm_stats *st)
+{
+	uint64_t carved = __atomic_load_n(&sl.carved, __ATOMIC_RELAXED);
+
+	heap_for_each_live(carved_one, &carved);
+	uvm_lock(&sl.late_lock);
+	carved += sl.late.carved;
+	uvm_unlock(&sl.late_lock);
+	carved -= st->small_alloc_bytes - st->small_free_bytes; /* less the live objects' bytes */
+	return (int64_t)carved > 0 ? carved : 0;
+}
+
+void slab_stats(struct uvm_stats *st)
+{
+	heap_for_each_live(stats_one, st);
+	count_classes(st, sl.allocs, sl.frees);
+	uvm_lock(&sl.late_lock);
+	count_classes(st, sl.late.allocs, sl.late.frees);
+	uvm_unlock(&sl.late_lock);
+	st->slabs = atomic_load_explicit(&sl.slabs, memory_order_relaxed);
+}
+
+void slab_fork_prepare(void)
+{
+	uvm_lock(&sl.late_lock);
+	uvm_lock(&sl.lock);
+}
+
+void slab_fork_parent(void)
+{
+	uvm_unlock(&sl.lock);
+	uvm_unlock(&sl.late_lock);
+}
+
+/*
+ * The other threads' slab heaps stay with their dead heaps (heap.c): their
+ * slabs stay owned by no live thread, and the child's frees into them go
+ * to the remote lists and are never reused.
+ */
+void slab_fork_child(void)
+{
+	uvm_lock_init(&sl.lock);
+	uvm_lock_init(&sl.late_lock);
+}
+
+void slab_describe(struct uvm_descriptor *d)
+{
+	d->slabs = (uintptr_t)&sl.slabs;
+	d->slab_size = SLAB_SIZE;
+	d->slab_header = sizeof(struct slab);
+	d->slab_used = offsetof(struct slab, used);
+	d->slab_carved = offsetof(struct slab, carved);
+	d->slab_room = offsetof(struct slab, room);
+	d->slab_objsize = offsetof(struct slab, size);
+	d->slab_remote = offsetof(struct slab, remote);
+	d->slab_remote_shift = SLAB_REMOTE_SHIFT;
+}

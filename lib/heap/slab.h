@@ -1,0 +1,298 @@
+/*
+ * slab.h - small objects (the kmalloc beside our vmalloc).
+ *
+ * Size classes of 16 bytes up to 128, then four per power of two up to
+ * UVM_SLAB_MAX (at most 8 KiB).  A slab is one 64 KiB vmap area, aligned to
+ * 64 KiB, with its header in its first 128 bytes; the slab of any pointer
+ * is found in O(1) from the page map at pointer & ~(64 KiB - 1).  Each
+ * thread owns its slabs (its slab heap, part of the thread heap, heap.h):
+ * it allocates and frees into them with no
+ * atomic operation; other threads push their frees onto a slab's remote list
+ * with one compare-and-swap, and the owner collects them when it runs dry.
+ * An empty slab goes back to the area caches, and from there to pools and
+ * the kernel.  Slabs of an exited thread are orphaned and adopted by the
+ * next thread that needs a slab of that class.  A thread past its exit (a
+ * late destructor of the program's) allocates from one shared slab heap
+ * under a lock.
+ */
+#ifndef UVM_SLAB_H
+#define UVM_SLAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "util.h"
+#include "uvmalloc.h"
+
+#define SLAB_SIZE ((size_t)64 << 10)
+#define SLAB_OBJ_MAX ((size_t)8 << 10)
+#define SLAB_CLASSES (8 + 4 * 6) /* 16..128 by 16, then 4 per power of two up to 8 KiB */
+
+#define SLAB_HEADER 128
+
+/*
+ * The remote list's head word also counts its objects, in the bits above
+ * a user address (regions lie below 2^ARENA_ADDR_BITS, arena.c): the owner takes
+ * the whole list with one exchange and needs no walk to count it, and the
+ * freer that makes an orphaned slab's count reach its used objects knows
+ * the slab is empty.
+ */
+#define SLAB_REMOTE_SHIFT ARENA_ADDR_BITS
+static inline void *slab_remote_head(uintptr_t r) { return (void *)(r & (((uintptr_t)1 << SLAB_REMOTE_SHIFT) - 1)); }
+static inline unsigned slab_remote_count(uintptr_t r) { return (unsigned)(r >> SLAB_REMOTE_SHIFT); }
+
+/* A slab's header, in its first SLAB_HEADER bytes. */
+struct slab {
+	struct slab_heap *_Atomic owner; /* NULL: orphaned */
+	void *free;                      /* local free list, the owner's */
+	_Atomic uintptr_t remote;        /* frees by other threads: their count << SLAB_REMOTE_SHIFT | the list's head */
+	unsigned carved, room;           /* bytes of objects handed out at some time, of all there are: the rest never used */
+	unsigned used, size, cls, full;
+	unsigned orphan;                 /* on an orphan list (sl.lock) */
+	unsigned orphan_used;            /* used when it was orphaned, which no one changes until it is adopted */
+	unsigned life;                   /* which slab this area is: new each time (its mask with it) */
+	unsigned start;                  /* offset of the first object: SLAB_HEADER, or the size's alignment up to a page */
+	uint32_t recip;                  /* ceil(2^32 / size): offsets divide by a multiply on free */
+	struct list_head link;           /* the owner's partial or full list, or an orphan list */
+	struct vmap_area *va;
+	uintptr_t mask;                  /* from the key, the slab and its life: links are stored xor it (safe-linking), a freed object's second word holds it */
+};
+
+/* One thread's slabs. */
+struct slab_heap {
+	struct slab *cur[SLAB_CLASSES];
+	struct list_head partial[SLAB_CLASSES], full[SLAB_CLASSES];
+	/* By class, so that bytes are counts times class sizes: no add of a size on the fast paths. */
+	uint64_t allocs[SLAB_CLASSES], frees[SLAB_CLASSES];
+	/*
+	 * Bytes of objects carved, less those of the slabs released here (this
+	 * thread may release another's orphan: one heap's word may wrap, the sum
+	 * over heaps does not).  Carved less live is the freed objects' bytes.
+	 */
+	uint64_t carved;
+};
+
+void slab_heap_init(struct slab_heap *h);
+/* A thread that is gone leaves its slabs to others: empty ones are released, the rest orphaned. */
+void slab_heap_exit(struct slab_heap *h);
+/* Add an exited thread's counters to the process's (the heap registry's lock held). */
+void slab_heap_fold(struct slab_heap *h);
+
+/* Read UVM_SLAB_MAX and set up the thread-exit hook.  0 or an errno. */
+int slab_init(void);
+/* The largest size slabs serve (UVM_SLAB_MAX); larger requests are areas. */
+size_t slab_max(void);
+/* Slabs ever made (each one area of SLAB_SIZE usable bytes). */
+uint64_t slab_made(void);
+extern size_t uvm__slab_max; /* UVM_SLAB_MAX, read at set-up */
+
+bool slab_serves_aligned(size_t size, size_t align);
+
+/* Whether slabs serve size bytes aligned to align (1..UVM_SLAB_MAX, alignment at most 128). */
+static inline bool slab_serves(size_t size, size_t align)
+{
+	if (__builtin_expect(align <= 16, 1)) /* every class is a multiple of 16 */
+		return size <= uvm__slab_max;
+	return slab_serves_aligned(size, align);
+}
+extern unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16 + 1]; /* class of sizes 16 (i - 1) + 1 .. 16 i, by i */
+
+/*
+ * Safe-linking, as glibc's: a free object's link to the next is stored xor
+ * its slab's mask, which mixes a per-process random key with the slab's
+ * address, so that a stray write (a use after free, an overflow into a
+ * freed neighbour) cannot plant a pointer malloc would hand out.  The
+ * stored word is also rotated by half its width, so that an overflow of its
+ * first bytes lands in the high half of the pointer.  Every link read is
+ * checked to lie on a 16-byte boundary inside the slab, past its header,
+ * before it is used; a bad one aborts naming the slab (slab_corrupt).
+ */
+static inline uintptr_t slab_rot(uintptr_t v) { return (v >> 32) | (v << 32); }
+static inline void *slab_link(const struct slab *s, const void *obj) { return (void *)(slab_rot(*(const uintptr_t *)obj) ^ s->mask); }
+static inline void slab_set_link(const struct slab *s, void *obj, const void *next)
+{
+	*(uintptr_t *)obj = slab_rot((uintptr_t)next ^ s->mask);
+}
+
+/* next is NULL (the list's end), or 16-byte aligned inside s past its header: one rotate folds both tests. */
+static inline bool slab_link_ok(const struct slab *s, const void *next)
+{
+	uintptr_t off = ((uintptr_t)next ^ (uintptr_t)s) - SLAB_HEADER;
+
+	return !next || ((off >> 4) | (off << 60)) < (SLAB_SIZE - SLAB_HEADER) / 16;
+}
+
+__attribute__((noreturn, cold)) void slab_corrupt(const struct slab *s, const char *what, const void *where);
+
+/* The slab at base in region r, or NULL: the page map must name a slab area starting there. */
+static inline struct slab *slab_at(const struct region *r, uintptr_t base)
+{
+	struct vmap_area *va = atomic_load_explicit(region_slot(r, base), memory_order_acquire);
+
+	if (!va || va->va_start != base || !(va->flags & VA_SLAB))
+		return NULL;
+	if (!base)
+		__builtin_unreachable(); /* an area never starts at 0: callers need not test the slab for NULL again */
+	return (struct slab *)base;
+}
+
+/* The slab that p lies in, or NULL: the page map must name a slab area at p's 64 KiB boundary. */
+static inline struct slab *slab_of(const void *p)
+{
+	uintptr_t base = (uintptr_t)p & ~(SLAB_SIZE - 1);
+	struct region *r = region_of(base);
+
+	return r ? slab_at(r, base) : NULL;
+}
+
+/*
+ * slab_of for the owner's free in line: the first region only, with no
+ * loop over the others, whose registers the leaf cannot afford; a pointer
+ * in a later region takes the slow way, which finds its slab all the same.
+ */
+static inline struct slab *slab_of_fast(const void *p)
+{
+	uintptr_t base = (uintptr_t)p & ~(SLAB_SIZE - 1);
+	const struct region *r = &uvm__regions[0];
+
+	return base - r->base < r->end - r->base ? slab_at(r, base) : NULL;
+}
+
+/* Whether off (below 64 KiB) is a multiple of the object size: exact with a 32-bit reciprocal for 16-bit offsets. */
+static inline bool slab_on_boundary(const struct slab *s, size_t off)
+{
+	size_t index = (size_t)(((uint64_t)off * s->recip) >> 32);
+
+	return index * s->size == off;
+}
+
+/*
+ * Whether p is an object of s that was handed out at some time: on an
+ * object boundary of the carved part (one unsigned compare also refuses a
+ * p below the first object, whose offset wraps).
+ */
+static inline bool slab_object(const struct slab *s, const void *p)
+{
+	size_t d = (size_t)((const char *)p - (const char *)s) - s->start;
+
+	/* Relaxed: another thread's free reads it while the owner carves (it only grows). */
+	return d < __atomic_load_n(&s->carved, __ATOMIC_RELAXED) && slab_on_boundary(s, d);
+}
+
+/* The header's last word, right before the room of the first object: an underflow of it lands here first. */
+static inline uintptr_t *slab_canary(const struct slab *s) { return (uintptr_t *)((char *)s + SLAB_HEADER) - 1; }
+static inline uintptr_t slab_canary_value(const struct slab *s) { return ~(s->mask * 0x9e3779b97f4a7c15ull); }
+
+/*
+ * A never-used object of s, carved in line (a program filling its heap
+ * would otherwise take the slow way once per object), or NULL when none is
+ * left.  The object is not written: its page is faulted in by its user.
+ * The carving trusts the header, so its canary is checked first, as every
+ * slow path does.
+ */
+static inline void *slab_bump(struct slab_heap *h, struct slab *s)
+{
+	void *p;
+
+	if (s->carved >= s->room)
+		return NULL;
+	if (unlikely(*slab_canary(s) != slab_canary_value(s)))
+		slab_corrupt(s, "header", s);
+	p = (char *)s + s->start + s->carved;
+	__atomic_store_n(&s->carved, s->carved + s->size, __ATOMIC_RELAXED);
+	h->carved += s->size;
+	return p;
+}
+
+/* The head of s's free list (not empty), popped and checked; it was written when freed, so clearing its mark faults nothing. */
+static inline void *slab_pop(struct slab *s)
+{
+	void *p = s->free, *next = slab_link(s, p);
+
+	if (unlikely(!slab_link_ok(s, next)))
+		slab_corrupt(s, "free list", p);
+	s->free = next;
+	((uintptr_t *)p)[1] = 0; /* no longer marked free */
+	return p;
+}
+
+/*
+ * The owner's hit, as a leaf: an object of size bytes (1..UVM_SLAB_MAX,
+ * 16-byte aligned) popped from the free list of the class's current slab
+ * of h, or NULL (the caller takes slab_alloc's way).
+ */
+static inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
+{
+	unsigned c = uvm__slab_class[(size + 15) >> 4];
+	struct slab *s = h->cur[c];
+	void *p;
+
+	if (unlikely(!s))
+		return NULL;
+	if (likely(s->free))
+		p = slab_pop(s);
+	else if (atomic_load_explicit(&s->remote, memory_order_relaxed) || (p = slab_bump(h, s)) == NULL)
+		return NULL; /* other threads' frees are reused before a never-used object is touched (slab_alloc's way) */
+	s->used++;
+	h->allocs[c]++;
+	return p;
+}
+
+/*
+ * The owner's free, as a leaf: p onto its slab's local free list when p is
+ * an object of a slab h owns that is neither marked free (slab_free checks
+ * those for sure) nor in a full slab (list moves); its slab, which the
+ * caller gives to slab_release_empty when it is now empty and not current.
+ * NULL (nothing done): slab_free decides.
+ */
+static inline struct slab *slab_free_hit(struct slab_heap *h, void *p)
+{
+	struct slab *s = slab_of_fast(p);
+
+	if (!s || atomic_load_explicit(&s->owner, memory_order_relaxed) != h || s->full || ((uintptr_t *)p)[1] == s->mask)
+		return NULL;
+	if (!slab_object(s, p))
+		return NULL;
+	((uintptr_t *)p)[1] = s->mask;
+	slab_set_link(s, p, s->free);
+	s->free = p;
+	s->used--;
+	h->frees[s->cls]++;
+	return s;
+}
+
+/* Whether s, just freed into by its owner h, is empty and not the current slab of its class: to be released. */
+static inline bool slab_emptied(const struct slab_heap *h, const struct slab *s) { return !s->used && s != h->cur[s->cls]; }
+/* Give an empty slab back to the area cache (slab_emptied, a thread's exit). */
+void slab_release_empty(struct slab *s);
+
+/* An object of at least size bytes aligned to align, for a request slab_serves; NULL when out of memory. */
+void *slab_alloc(size_t size, size_t align);
+/* What a pointer is to the slabs. */
+enum slab_ptr {
+	SLAB_NONE, /* in no slab: an area's, or nobody's */
+	SLAB_BAD,  /* in a slab, but not the start of an allocated object (interior, never handed out, or freed) */
+	SLAB_LIVE, /* an allocated object */
+};
+
+/* Classify p; for SLAB_LIVE, *usable gets its object size. */
+enum slab_ptr slab_check(const void *p, size_t *usable);
+/* Free p if it is SLAB_LIVE; returns what p was. */
+enum slab_ptr slab_free(void *p);
+
+void slab_stats(struct uvm_stats *st);
+/* Bytes of freed objects in slabs, from the counters and st's live objects (a snapshot's figure; uvm_frag_stats walks the slabs). */
+uint64_t slab_free_bytes(const struct uvm_stats *st);
+/* Every slab's objects into f's classes, occupancy and slab figures (the thread heaps held still). */
+void slab_frag(struct uvm_frag *f);
+void slab_fork_prepare(void);
+void slab_fork_parent(void);
+void slab_fork_child(void);
+
+/* Its part of the exported descriptor (descriptor.c). */
+struct uvm_descriptor;
+void slab_describe(struct uvm_descriptor *d);
+
+#endif

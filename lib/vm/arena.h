@@ -1,0 +1,118 @@
+/*
+ * arena.h - the regions (the kernel's vmalloc space) and, per NUMA node, the
+ * free tree over that node's regions, each under its own lock.  Only slow
+ * paths come here: an allocation no cache or pool could serve, and purges
+ * giving ranges back.
+ *
+ * Each region also carries its page map: one word per page, holding the
+ * area of a busy tree (live, or resting in a thread cache) that starts at
+ * that page, else NULL.  It turns a pointer into its area with no lock
+ * (free, vsize).  It is written only when an area enters or leaves a busy
+ * tree, never on a cache hit: slots of small neighbouring areas share cache
+ * lines, and writing them from several threads would bounce the lines.
+ */
+#ifndef UVM_ARENA_H
+#define UVM_ARENA_H
+
+#include <stdatomic.h>
+
+#include "vmap.h"
+#include "uvmalloc.h"
+
+#define ARENA_MAX_REGIONS 256
+#define ARENA_ADDR_BITS 48 /* every region lies below 2^48: slab.h packs a count above its addresses */
+
+typedef struct vmap_area *_Atomic va_slot_t;
+
+struct region {
+	uintptr_t base, end;
+	_Atomic uintptr_t committed; /* [base, committed) is read/write */
+	va_slot_t *map;              /* one slot per page of [base, end) */
+	unsigned nid;                /* the NUMA node it is bound to */
+};
+
+/*
+ * Append-only: a region, once published, never moves.  One given back
+ * (arena_grow, under an address-space limit) stays in its slot, empty
+ * (end == base), and its slot is never reused: lookups read these without
+ * a lock, and a slot rewritten in place could match another region's
+ * addresses halfway through.
+ */
+extern struct region uvm__regions[ARENA_MAX_REGIONS];
+extern _Atomic int uvm__nr_regions;
+
+static inline struct region *region_of(uintptr_t addr)
+{
+	int n;
+
+	/* Most programs never need a second region: the first is tried before the count is read. */
+	if (likely(addr - uvm__regions[0].base < uvm__regions[0].end - uvm__regions[0].base))
+		return &uvm__regions[0];
+	n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
+	for (int i = 1; i < n; i++)
+		if (addr - uvm__regions[i].base < uvm__regions[i].end - uvm__regions[i].base)
+			return &uvm__regions[i];
+	return NULL;
+}
+
+/* The page-map slot of the page at addr, in r, the region that holds it. */
+static inline va_slot_t *region_slot(const struct region *r, uintptr_t addr) { return &r->map[(addr - r->base) >> UVM_PAGE_SHIFT]; }
+
+/* The page-map slot of the page at addr, or NULL when no region holds it. */
+static inline va_slot_t *arena_slot(uintptr_t addr)
+{
+	struct region *r = region_of(addr);
+
+	return r ? region_slot(r, addr) : NULL;
+}
+
+/* Set up one free tree per NUMA node (nr of them).  0 or ENOMEM. */
+int arena_init(unsigned nr);
+/*
+ * Carve size bytes aligned to align out of node nid's free tree into va
+ * (va_start/va_end set) and commit it.  ENOMEM when nothing fits: the caller
+ * purges or grows and tries again.
+ */
+int arena_alloc(unsigned nid, struct vmap_area *va, size_t size, size_t align);
+/* Bytes of address space node nid's regions hold in all. */
+size_t arena_reserved(unsigned nid);
+/*
+ * Reserve another region for node nid that can hold size bytes aligned to
+ * align.  When the kernel refuses (RLIMIT_AS), the regions no area lives in
+ * are given back and the reservation is tried again.  A request at least
+ * as large as one that failed in the last ARENA_RETRY_NS fails again at
+ * once, without asking the kernel, unless the free trees grew since.
+ */
+#define ARENA_RETRY_NS (10 * 1000 * 1000)
+int arena_grow(unsigned nid, size_t size, size_t align);
+/* Extend the busy area va upward by extra bytes if the range after it is free (vrealloc). */
+int arena_extend(struct vmap_area *va, size_t extra);
+/* Merge every VA on the list back into its node's free tree; absorbed objects go back to meta. */
+void arena_release(struct list_head *vas);
+/* The NUMA node of the region that holds addr. */
+unsigned arena_nid(uintptr_t addr);
+
+void arena_stats(struct uvm_stats *st);
+/* The address space below the regions' committed tops, where holes between areas count. */
+struct uvm_span {
+	uint64_t bytes;      /* committed, all regions */
+	uint64_t free_bytes; /* of the free ranges, cut at the committed tops */
+	uint64_t free_count;
+	uint64_t largest;
+};
+void arena_span(struct uvm_span *sp);
+/* Resident bytes of the regions' committed parts, and of their page maps. */
+size_t arena_resident(void);
+size_t arena_map_resident(void);
+/* 0 if every free tree passes va_tree_check and agrees with its counters (test oracle). */
+int arena_check(void);
+
+void arena_fork_prepare(void);
+void arena_fork_parent(void);
+void arena_fork_child(void);
+
+/* Its part of the exported descriptor (descriptor.c). */
+struct uvm_descriptor;
+void arena_describe(struct uvm_descriptor *d);
+
+#endif

@@ -1,0 +1,461 @@
+/*
+ * vnode.c - per-node busy trees, lazy trees and size-class pools.
+ *
+ * The fast paths: an allocation served by a pool takes the owner node's
+ * pool lock and then its busy lock; a free takes the busy lock and then
+ * the lazy lock, both the owner's.  Neither touches the free tree's
+ * global lock; the only global word they share is the lazy page count, an
+ * atomic (the kernel's vmap_lazy_nr).
+ */
+#include "vnode.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "arena.h"
+#include "lock.h"
+#include "meta.h"
+#include "os.h"
+#include "uvmalloc-descriptor.h"
+
+/* An address-keyed tree of areas with its lock and what it holds. */
+struct va_set {
+	uvm_lock_t lock;
+	struct rb_root root;
+	size_t nr, bytes;
+	_Atomic uint64_t seq; /* odd while the tree changes: for readers outside the process (descriptor.h) */
+};
+
+struct vmap_pool {
+	struct list_head head; /* LIFO: the most recently purged area first */
+	size_t len;
+};
+
+struct vmap_node {
+	struct va_set busy uvm_cacheline_aligned; /* live areas and those in thread caches */
+	struct va_set lazy uvm_cacheline_aligned;
+	struct {
+		uvm_lock_t lock;
+		size_t nr, bytes;
+		uint64_t hits, misses;
+		struct vmap_pool pool[VN_POOL_PAGES];
+	} pools uvm_cacheline_aligned;
+};
+
+static struct vmap_node *nodes;
+static unsigned nr_nodes;
+static _Atomic size_t lazy_nr uvm_cacheline_aligned;
+
+#define va_of(node) container_of(node, struct vmap_area, rb)
+
+static void va_set_init(struct va_set *s)
+{
+	uvm_lock_init(&s->lock);
+	s->root.node = NULL;
+	s->nr = s->bytes = 0;
+}
+
+int vn_init(unsigned nr)
+{
+	nodes = os_alloc_meta(nr * sizeof(*nodes));
+	if (!nodes)
+		return ENOMEM;
+	nr_nodes = nr;
+	for (unsigned i = 0; i < nr; i++) {
+		struct vmap_node *vn = &nodes[i];
+
+		va_set_init(&vn->busy);
+		va_set_init(&vn->lazy);
+		uvm_lock_init(&vn->pools.lock);
+		for (unsigned p = 0; p < VN_POOL_PAGES; p++)
+			list_init(&vn->pools.pool[p].head);
+	}
+	return 0;
+}
+
+unsigned vn_count(void) { return nr_nodes; }
+
+/*
+ * Userspace difference: threads, not CPUs.  Each thread gets the next node
+ * round robin on its first slow-path allocation and keeps it, so up to
+ * nr_nodes threads (one per CPU by default) never share a node's locks,
+ * and the areas a thread's cache trims and merges are all filed under its
+ * own node.  The CPU would not do: a thread's areas outlive its migrations,
+ * so their owners would mix and every thread would take every lock.
+ */
+unsigned vn_owner_id(void)
+{
+	static _Atomic unsigned next;
+	static __thread unsigned id __attribute__((tls_model("initial-exec")));
+
+	if (!id)
+		id = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) % nr_nodes + 1;
+	return id - 1;
+}
+
+/* The node an area is filed under while it is busy or lazy: its owner's, fixed from allocation to free. */
+static struct vmap_node *owner_node(const struct vmap_area *va) { return &nodes[va_owner(va) % nr_nodes]; }
+
+/* ------------------------------------------------------ address-keyed sets */
+
+/* A reader in another process retries a walk whose sequence moved (the kernel's seqcount_t). */
+static void seq_begin(struct va_set *s) { atomic_fetch_add_explicit(&s->seq, 1, memory_order_release); }
+static void seq_end(struct va_set *s) { atomic_fetch_add_explicit(&s->seq, 1, memory_order_release); }
+
+static void set_insert(struct va_set *s, struct vmap_area *va)
+{
+	struct rb_node **link = &s->root.node, *parent = NULL;
+
+	while (*link) {
+		parent = *link;
+		link = va->va_start < va_of(parent)->va_start ? &parent->left : &parent->right;
+	}
+	seq_begin(s);
+	rb_link_node(&va->rb, parent, link);
+	rb_insert(&va->rb, &s->root, NULL);
+	s->nr++;
+	__atomic_store_n(&s->bytes, s->bytes + va_size(va), __ATOMIC_RELAXED); /* vn_busy_pages reads it unlocked */
+	seq_end(s);
+}
+
+static void set_erase(struct va_set *s, struct vmap_area *va)
+{
+	seq_begin(s);
+	rb_erase(&va->rb, &s->root, NULL);
+	s->nr--;
+	__atomic_store_n(&s->bytes, s->bytes - va_size(va), __ATOMIC_RELAXED);
+	seq_end(s);
+}
+
+/* Live, not resting in a thread cache. */
+static bool is_live(const struct vmap_area *va) { return atomic_load_explicit(&va->live, memory_order_relaxed); }
+
+/* Copy up to max areas of s starting above after (only live ones when live_only) into buf. */
+static size_t set_snapshot(struct va_set *s, uintptr_t after, struct vmap_area *buf, size_t max, bool live_only)
+{
+	const struct rb_node *n, *first = NULL;
+	size_t k = 0;
+
+	uvm_lock(&s->lock);
+	for (n = s->root.node; n;) {
+		if (va_of(n)->va_start > after) {
+			first = n;
+			n = n->left;
+		} else {
+			n = n->right;
+		}
+	}
+	for (n = first; n && k < max; n = rb_next(n))
+		if (!live_only || is_live(va_of(n)))
+			buf[k++] = *va_of(n);
+	uvm_unlock(&s->lock);
+	return k;
+}
+
+/* ------------------------------------------------------------------ busy */
+
+void vn_busy_insert(struct vmap_area *va)
+{
+	struct vmap_node *vn = owner_node(va);
+
+	uvm_lock(&vn->busy.lock);
+	set_insert(&vn->busy, va);
+	uvm_unlock(&vn->busy.lock);
+	atomic_store_explicit(arena_slot(va->va_start), va, memory_order_release);
+}
+
+void vn_busy_erase(struct vmap_area *va)
+{
+	struct vmap_node *vn = owner_node(va);
+
+	atomic_store_explicit(arena_slot(va->va_start), NULL, memory_order_relaxed);
+	uvm_lock(&vn->busy.lock);
+	set_erase(&vn->busy, va);
+	uvm_unlock(&vn->busy.lock);
+}
+
+/*
+ * find_vmap_area() for any byte of an area: every node may hold it, so each
+ * is asked (the page map is the fast way, from an area's start).  An area
+ * in a thread cache holds addr too, but is free as far as users are
+ * concerned.
+ */
+int vn_busy_lookup(uintptr_t addr, struct vmap_area *out)
+{
+	for (unsigned id = 0; id < nr_nodes; id++) {
+		struct vmap_node *vn = &nodes[id];
+		struct vmap_area *va;
+		bool live = false;
+
+		uvm_lock(&vn->busy.lock);
+		va = va_containing(&vn->busy.root, addr);
+		if (va && (live = is_live(va)))
+			*out = *va;
+		uvm_unlock(&vn->busy.lock);
+		if (va)
+			return live;
+	}
+	return 0;
+}
+
+void vn_busy_resize(struct vmap_area *va, uintptr_t new_end)
+{
+	struct vmap_node *vn = owner_node(va);
+
+	uvm_lock(&vn->busy.lock);
+	seq_begin(&vn->busy);
+	__atomic_store_n(&vn->busy.bytes, vn->busy.bytes - va_size(va) + (new_end - va->va_start), __ATOMIC_RELAXED);
+	va->va_end = new_end;
+	seq_end(&vn->busy);
+	uvm_unlock(&vn->busy.lock);
+}
+
+void vn_busy_split(struct vmap_area *va, uintptr_t at, struct vmap_area *tail)
+{
+	/*
+	 * Field by field, not a struct copy: va's tree links change under the
+	 * busy lock while other areas are inserted and erased around it, and
+	 * the tail gets links of its own on insertion anyway.
+	 */
+	*tail = (struct vmap_area){ .va_start = at, .va_end = va->va_end, .caller = va->caller, .flags = va->flags,
+				    .cache = va->cache, .heap = va->heap }; /* not live: the caller frees or caches it */
+	vn_busy_resize(va, at);
+	os_guard_install(at - UVM_PAGE_SIZE, UVM_PAGE_SIZE);
+	vn_busy_insert(tail);
+}
+
+size_t vn_busy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max)
+{
+	return set_snapshot(&nodes[id].busy, after, buf, max, true);
+}
+
+/* ------------------------------------------------------------------ lazy */
+
+size_t vn_lazy_add(struct vmap_area *va)
+{
+	struct vmap_node *vn = owner_node(va);
+	size_t pages = va_pages(va); /* once the lock is let go, a purge may merge va away and free it */
+
+	uvm_lock(&vn->lazy.lock);
+	set_insert(&vn->lazy, va);
+	uvm_unlock(&vn->lazy.lock);
+	return atomic_fetch_add_explicit(&lazy_nr, pages, memory_order_relaxed) + pages;
+}
+
+static void tree_to_list(struct rb_node *n, struct list_head *out)
+{
+	while (n) {
+		tree_to_list(n->left, out);
+		list_add_tail(&va_of(n)->list, out);
+		n = n->right;
+	}
+}
+
+size_t vn_lazy_detach(unsigned id, struct list_head *out)
+{
+	struct va_set *s = &nodes[id].lazy;
+	struct rb_node *root;
+	size_t bytes;
+
+	uvm_lock(&s->lock);
+	seq_begin(s);
+	root = s->root.node;
+	bytes = s->bytes;
+	s->root.node = NULL;
+	s->nr = s->bytes = 0;
+	seq_end(s);
+	uvm_unlock(&s->lock);
+	tree_to_list(root, out);
+	return bytes >> UVM_PAGE_SHIFT;
+}
+
+size_t vn_lazy_pages(void) { return atomic_load_explicit(&lazy_nr, memory_order_relaxed); }
+
+void vn_lazy_sub(size_t pages) { atomic_fetch_sub_explicit(&lazy_nr, pages, memory_order_relaxed); }
+
+size_t vn_lazy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max)
+{
+	return set_snapshot(&nodes[id].lazy, after, buf, max, false);
+}
+
+/* ----------------------------------------------------------------- pools */
+
+/*
+ * node_pool_del_va(): look at the first entry only; one misaligned or on
+ * another NUMA node goes to the tail and the caller takes the tree.
+ */
+struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned nid)
+{
+	struct vmap_node *vn = &nodes[id];
+	struct vmap_pool *vp = &vn->pools.pool[pages - 1];
+	struct vmap_area *va = NULL;
+
+	if (__atomic_load_n(&vp->len, __ATOMIC_RELAXED)) {
+		uvm_lock(&vn->pools.lock);
+		if (!list_empty(&vp->head)) {
+			va = list_first_entry(&vp->head, struct vmap_area, list);
+			list_del(&va->list);
+			if ((va->va_start & (align - 1)) || va_nid(va) != nid) {
+				list_add_tail(&va->list, &vp->head);
+				va = NULL;
+			} else {
+				__atomic_store_n(&vp->len, vp->len - 1, __ATOMIC_RELAXED);
+				vn->pools.nr--;
+				vn->pools.bytes -= va_size(va);
+				vn->pools.hits++;
+			}
+		}
+		uvm_unlock(&vn->pools.lock);
+	}
+	if (!va)
+		__atomic_fetch_add(&vn->pools.misses, 1, __ATOMIC_RELAXED);
+	return va;
+}
+
+void vn_pool_put(struct vmap_area *va)
+{
+	struct vmap_node *vn = owner_node(va);
+	struct vmap_pool *vp = &vn->pools.pool[va_pages(va) - 1];
+
+	uvm_lock(&vn->pools.lock);
+	list_add(&va->list, &vp->head);
+	__atomic_store_n(&vp->len, vp->len + 1, __ATOMIC_RELAXED);
+	vn->pools.nr++;
+	vn->pools.bytes += va_size(va);
+	uvm_unlock(&vn->pools.lock);
+}
+
+size_t vn_busy_pages(void)
+{
+	size_t bytes = 0;
+
+	for (unsigned i = 0; i < nr_nodes; i++)
+		bytes += __atomic_load_n(&nodes[i].busy.bytes, __ATOMIC_RELAXED);
+	return bytes >> UVM_PAGE_SHIFT;
+}
+
+size_t vn_busy_rounding(void)
+{
+	size_t bytes = 0;
+
+	for (unsigned i = 0; i < nr_nodes; i++) {
+		struct va_set *s = &nodes[i].busy;
+
+		uvm_lock(&s->lock);
+		for (const struct rb_node *n = rb_first(&s->root); n; n = rb_next(n)) {
+			const struct vmap_area *va = va_of(n);
+			size_t usable = va_size(va) - UVM_PAGE_SIZE;
+
+			if (is_live(va) && !(va->flags & VA_SLAB) && va->requested < usable)
+				bytes += usable - va->requested;
+		}
+		uvm_unlock(&s->lock);
+	}
+	return bytes;
+}
+
+size_t vn_pooled_pages(void)
+{
+	size_t bytes = 0;
+
+	for (unsigned i = 0; i < nr_nodes; i++) {
+		uvm_lock(&nodes[i].pools.lock);
+		bytes += nodes[i].pools.bytes;
+		uvm_unlock(&nodes[i].pools.lock);
+	}
+	return bytes >> UVM_PAGE_SHIFT;
+}
+
+void vn_pool_decay(unsigned id, int full, struct list_head *out)
+{
+	struct vmap_node *vn = &nodes[id];
+
+	uvm_lock(&vn->pools.lock);
+	for (unsigned p = 0; p < VN_POOL_PAGES && vn->pools.nr; p++) {
+		struct vmap_pool *vp = &vn->pools.pool[p];
+		size_t n = full ? vp->len : vp->len >> 2;
+
+		for (; n; n--) {
+			struct vmap_area *va = list_first_entry(&vp->head, struct vmap_area, list);
+
+			list_del(&va->list);
+			list_add_tail(&va->list, out);
+			__atomic_store_n(&vp->len, vp->len - 1, __ATOMIC_RELAXED);
+			vn->pools.nr--;
+			vn->pools.bytes -= va_size(va);
+		}
+	}
+	uvm_unlock(&vn->pools.lock);
+}
+
+/* ----------------------------------------------------------------- stats */
+
+void vn_stats(struct uvm_stats *st)
+{
+	for (unsigned i = 0; i < nr_nodes; i++) {
+		struct vmap_node *vn = &nodes[i];
+
+		uvm_lock(&vn->busy.lock);
+		st->busy_bytes += vn->busy.bytes;
+		st->busy_count += vn->busy.nr;
+		uvm_unlock(&vn->busy.lock);
+		uvm_lock(&vn->lazy.lock);
+		st->lazy_bytes += vn->lazy.bytes;
+		st->lazy_count += vn->lazy.nr;
+		uvm_unlock(&vn->lazy.lock);
+		uvm_lock(&vn->pools.lock);
+		st->pooled_bytes += vn->pools.bytes;
+		st->pooled_count += vn->pools.nr;
+		st->pool_hits += vn->pools.hits;
+		st->pool_misses += __atomic_load_n(&vn->pools.misses, __ATOMIC_RELAXED);
+		uvm_unlock(&vn->pools.lock);
+	}
+}
+
+/* ------------------------------------------------------------------ fork */
+
+void vn_fork_prepare(void)
+{
+	for (unsigned i = 0; i < nr_nodes; i++) {
+		uvm_lock(&nodes[i].pools.lock);
+		uvm_lock(&nodes[i].busy.lock);
+		uvm_lock(&nodes[i].lazy.lock);
+	}
+}
+
+void vn_fork_parent(void)
+{
+	for (unsigned i = 0; i < nr_nodes; i++) {
+		uvm_unlock(&nodes[i].lazy.lock);
+		uvm_unlock(&nodes[i].busy.lock);
+		uvm_unlock(&nodes[i].pools.lock);
+	}
+}
+
+void vn_fork_child(void)
+{
+	for (unsigned i = 0; i < nr_nodes; i++) {
+		uvm_lock_init(&nodes[i].lazy.lock);
+		uvm_lock_init(&nodes[i].busy.lock);
+		uvm_lock_init(&nodes[i].pools.lock);
+	}
+}
+
+/* ------------------------------------------------------------ descriptor */
+
+void vn_describe(struct uvm_descriptor *d)
+{
+	d->nodes = (uintptr_t)nodes;
+	d->nr_nodes = nr_nodes;
+	d->node_size = sizeof(struct vmap_node);
+	d->busy_root = offsetof(struct vmap_node, busy.root);
+	d->busy_seq = offsetof(struct vmap_node, busy.seq);
+	d->busy_nr = offsetof(struct vmap_node, busy.nr);
+	d->busy_bytes = offsetof(struct vmap_node, busy.bytes);
+	d->lazy_root = offsetof(struct vmap_node, lazy.root);
+	d->lazy_seq = offsetof(struct vmap_node, lazy.seq);
+	d->lazy_nr = offsetof(struct vmap_node, lazy.nr);
+	d->lazy_bytes = offsetof(struct vmap_node, lazy.bytes);
+	d->pool_nr = offsetof(struct vmap_node, pools.nr);
+	d->pool_bytes = offsetof(struct vmap_node, pools.bytes);
+}

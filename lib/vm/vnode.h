@@ -1,0 +1,98 @@
+/*
+ * vnode.h - vmap nodes (the kernel's struct vmap_node, v6.9+).
+ *
+ * Busy trees, lazy lists and pools are all partitioned by owner: the node
+ * of the thread that allocated the area (each thread takes the next node
+ * round robin and keeps it; the kernel's is the CPU's), so a freed area
+ * comes back to the node that asked for it.  The kernel files busy areas by
+ * address zone instead, so that find_vmap_area() knows which tree to
+ * search; here the page map (arena_slot) finds an area from a pointer
+ * without any tree, and filing by owner keeps a thread's node locks its own:
+ * random_size on 2 threads ran at 21 % of one thread's speed per thread
+ * when both threads' areas interleaved over both zone-keyed trees.
+ * Each of the three parts has its own lock; no path takes two node locks at
+ * once.
+ */
+#ifndef UVM_VNODE_H
+#define UVM_VNODE_H
+
+#include "vmap.h"
+#include "uvmalloc.h"
+
+#define VN_POOL_PAGES 256 /* pools hold areas of 1..256 pages, guard included (MAX_VA_SIZE_PAGES) */
+#define VN_MAX_NODES 128
+
+/* Set up nr nodes (1..VN_MAX_NODES) from metadata memory.  0 or ENOMEM. */
+int vn_init(unsigned nr);
+unsigned vn_count(void);
+
+/* The owner slot for an allocation made now: the calling thread's node. */
+unsigned vn_owner_id(void);
+static inline unsigned va_owner(const struct vmap_area *va) { return (va->flags >> VA_OWNER_SHIFT) - 1; }
+static inline void va_set_owner(struct vmap_area *va, unsigned id)
+{
+	va->flags = (va->flags & ((1u << VA_OWNER_SHIFT) - 1)) | ((id + 1) << VA_OWNER_SHIFT);
+}
+static inline void va_set_nid(struct vmap_area *va, unsigned nid)
+{
+	va->flags = (va->flags & ~(0xffu << VA_NID_SHIFT)) | (nid << VA_NID_SHIFT);
+}
+
+/*
+ * Busy side: live areas, and the ones resting in thread caches (pcp.h).  An
+ * area in a busy tree is also in its region's page map (arena.h).
+ */
+void vn_busy_insert(struct vmap_area *va);
+void vn_busy_erase(struct vmap_area *va);
+/*
+ * Copy the live area that contains addr (any byte of it, guard included)
+ * into *out.  True if found.  The tests' oracle for the page map (which
+ * finds an area from its start only, in O(1)); the library does not need it.
+ */
+int vn_busy_lookup(uintptr_t addr, struct vmap_area *out);
+/* Pages of all busy trees (live and thread-cached areas, guards included), read without their locks. */
+size_t vn_busy_pages(void);
+/* Page rounding of the live user areas: their usable bytes less what their users asked for (a walk of every busy tree). */
+size_t vn_busy_rounding(void);
+/* Move the end of busy area va (vrealloc), keeping the node's byte count right. */
+void vn_busy_resize(struct vmap_area *va, uintptr_t new_end);
+/*
+ * Cut busy area va at page address at: va keeps [va_start, at) with a new
+ * guard page, and tail, an unused area object the caller provides, becomes
+ * the busy area (same flags, owner and caller, not live) of [at, va_end).
+ */
+void vn_busy_split(struct vmap_area *va, uintptr_t at, struct vmap_area *tail);
+
+/* Lazy side.  vn_lazy_add returns the pages now waiting in all nodes (the kernel's vmap_lazy_nr). */
+size_t vn_lazy_add(struct vmap_area *va);
+/* Move node id's lazy list onto out; returns its pages. */
+size_t vn_lazy_detach(unsigned id, struct list_head *out);
+/* Pages waiting on all lazy lists now. */
+size_t vn_lazy_pages(void);
+/* Subtract purged pages from the global lazy count. */
+void vn_lazy_sub(size_t pages);
+
+/* Pools.  vn_pool_get takes an area of exactly pages pages on NUMA node nid whose start is aligned to align, or NULL. */
+struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned nid);
+void vn_pool_put(struct vmap_area *va);
+/* Pages held in all pools. */
+size_t vn_pooled_pages(void);
+/* Move 1/4 of each pool (all of it when full) onto out, most recently added first (decay_va_pool_node). */
+void vn_pool_decay(unsigned id, int full, struct list_head *out);
+
+/* Iteration for vmallocinfo: copy up to max live (or lazy) areas of node id with va_start > after into buf. */
+size_t vn_busy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max);
+size_t vn_lazy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max);
+
+/* Add the node counters (busy including cached, lazy, pooled, pool hits/misses) into st. */
+void vn_stats(struct uvm_stats *st);
+
+void vn_fork_prepare(void);
+void vn_fork_parent(void);
+void vn_fork_child(void);
+
+/* Its part of the exported descriptor (descriptor.c). */
+struct uvm_descriptor;
+void vn_describe(struct uvm_descriptor *d);
+
+#endif
