@@ -1,5 +1,5 @@
 /*
- * tests/test_vnode.c - vmap nodes (lib/vm/vnode.c): a lookup from any byte of an
+ * tests/unit/vm/test_vnode.c - vmap nodes (lib/vm/vnode.c): a lookup from any byte of an
  * area finds it across nodes; busy areas filed under their owner thread's
  * node; a second region when the first is full.
  */

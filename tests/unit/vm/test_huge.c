@@ -1,5 +1,5 @@
 /*
- * tests/test_huge.c - huge bodies (lib/vm/huge.c): 2 MiB alignment, MADV_HUGEPAGE
+ * tests/unit/vm/test_huge.c - huge bodies (lib/vm/huge.c): 2 MiB alignment, MADV_HUGEPAGE
  * on the body and small pages on the tail (seed 002), the UVM_THP modes,
  * VMAs merging back after a purge, hugetlb pages from the pool and the
  * fallback to THP when the pool is empty.  Checked in /proc/self/smaps.

@@ -1,5 +1,5 @@
 /*
- * tests/test_frag.c - uvm_frag_stats (lib/api/frag.c): workloads of a known
+ * tests/unit/api/test_frag.c - uvm_frag_stats (lib/api/frag.c): workloads of a known
  * shape, and the figures checked against a count the test makes itself:
  * holes between live areas in the committed span, slab occupancy and free
  * bytes, resident overhead before and after a purge, request rounding (all

@@ -1,5 +1,5 @@
 /*
- * tests/test_api.c - the public API through libuvmalloc.so: results, errno
+ * tests/unit/api/test_api.c - the public API through libuvmalloc.so: results, errno
  * on bad input, aborts naming the function and pointer, vrealloc, guard
  * pages, vmallocinfo and stats.
  */

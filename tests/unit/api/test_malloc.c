@@ -1,5 +1,5 @@
 /*
- * tests/test_malloc.c - the malloc family with glibc's semantics, built
+ * tests/unit/api/test_malloc.c - the malloc family with glibc's semantics, built
  * twice: linked against libuvmalloc.so calling uvm_malloc & co., and as a
  * plain program calling malloc & co. that meson runs under
  * LD_PRELOAD=libuvmalloc-preload.so (PRELOADED).  Both forms check that the

@@ -1,5 +1,5 @@
 /*
- * tests/test_os.c - the OS contract (lib/base/os.c), on its own: a reservation
+ * tests/unit/base/test_os.c - the OS contract (lib/base/os.c), on its own: a reservation
  * is inaccessible until committed, committed pages are backed only when
  * touched, a release gives them back and reads as zero, a move carries the
  * bytes without copying them, and every call is counted (and only calls

@@ -1,5 +1,5 @@
 /*
- * tests/test_trace.c - the probes' sampling (lib/base/trace.h) without a
+ * tests/unit/base/test_trace.c - the probes' sampling (lib/base/trace.h) without a
  * tracer: a probe's semaphore, which the kernel raises while a tracer is
  * attached, is raised by hand (its probe site is a nop either way).
  * Untraced, nothing is due whatever the period; traced, a thread's first

@@ -1,5 +1,5 @@
 /*
- * tests/test_pcp.c - per-thread order caches (lib/heap/pcp.c): a block freed at
+ * tests/unit/heap/test_pcp.c - per-thread order caches (lib/heap/pcp.c): a block freed at
  * order N is the one handed out next at order N, higher orders serve and are
  * trimmed, watermarks grow and drain, decay empties an idle cache, and a
  * thread's cache drains when it exits.

@@ -1,5 +1,5 @@
 /*
- * tests/test_stress.c - threads allocating, filling each block with its own
+ * tests/unit/api/test_stress.c - threads allocating, filling each block with its own
  * pattern, checking and freeing it, also freeing each other's blocks through
  * a shared exchange; and fork() while other threads allocate.
  */

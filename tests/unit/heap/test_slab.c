@@ -1,5 +1,5 @@
 /*
- * tests/test_slab.c - small objects (lib/heap/slab.c): size classes and
+ * tests/unit/heap/test_slab.c - small objects (lib/heap/slab.c): size classes and
  * alignment, reuse, frees from other threads, empty slabs going back,
  * orphaned slabs adopted after a thread exits, bad and double frees.
  */

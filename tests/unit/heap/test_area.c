@@ -1,5 +1,5 @@
 /*
- * tests/test_area.c - the whole allocation path (lib/heap/area.c): in steady
+ * tests/unit/heap/test_area.c - the whole allocation path (lib/heap/area.c): in steady
  * state an alloc + touch + free loop makes no syscall and takes no page
  * fault, for every size from 1 to 512 pages, huge or not; and
  * UVM_POPULATE=1 faults a fresh area in with one call.  Counts, not times.

@@ -1,5 +1,5 @@
 /*
- * tests/test_purge.c - lazy freeing, pools and purge (lib/vm/vnode.c,
+ * tests/unit/vm/test_purge.c - lazy freeing, pools and purge (lib/vm/vnode.c,
  * lib/vm/purge.c), with the thread caches off: reuse without syscalls or
  * faults, the threshold, batching into merged madvise runs, decay, and RSS
  * really falling.

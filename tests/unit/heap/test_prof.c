@@ -1,5 +1,5 @@
 /*
- * tests/test_prof.c - the heap profile (lib/heap/prof.h) against a model: blocks
+ * tests/unit/heap/test_prof.c - the heap profile (lib/heap/prof.h) against a model: blocks
  * of known sizes kept live through named helpers must be estimated within
  * a bound their sample count sets, a block of the rate or more always
  * sampled with its exact size, frees (own, another thread's, realloc's)

@@ -1,5 +1,5 @@
 /*
- * tests/test_options.c - settings while the program runs (lib/base/options.c):
+ * tests/unit/base/test_options.c - settings while the program runs (lib/base/options.c):
  * uvm_option_get reads what is in force, uvm_option_set changes what may
  * change and reaches the layer that keeps a copy, and refuses an unknown
  * name, a setting fixed at set-up and a value out of range, keeping the

@@ -1,4 +1,4 @@
-/* tests/test_rbtree.c - lib/base/rbtree.c against a sorted-array model, with and without augmentation. */
+/* tests/unit/base/test_rbtree.c - lib/base/rbtree.c against a sorted-array model, with and without augmentation. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 

@@ -1,5 +1,5 @@
 /*
- * tests/test_vmap.c - the free tree (lib/vm/vmap.c) under random operation
+ * tests/unit/vm/test_vmap.c - the free tree (lib/vm/vmap.c) under random operation
  * sequences, checked after every step against a page bitmap model: no
  * overlap, sorted, no two touching free ranges, subtree_max_size right
  * everywhere, and the lowest fit equal to a linear scan's answer for

@@ -1,5 +1,5 @@
 /*
- * tests/test_malloc_stress.c - a long randomized run of the malloc family:
+ * tests/unit/api/test_malloc_stress.c - a long randomized run of the malloc family:
  * threads x sizes from 1 byte to 64 MiB x realloc chains x frees by other
  * threads, every block's content checked before it is resized or freed.
  */

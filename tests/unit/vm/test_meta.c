@@ -1,5 +1,5 @@
 /*
- * tests/test_meta.c - the metadata pool (lib/vm/meta.c) on its own: objects
+ * tests/unit/vm/test_meta.c - the metadata pool (lib/vm/meta.c) on its own: objects
  * are distinct, a freed one is the next handed out, the live count
  * balances (what the other tests' leak checks rely on), a list frees
  * whole, threads share the pool without losing an object, and a fork

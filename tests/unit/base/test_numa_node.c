@@ -1,5 +1,5 @@
 /*
- * tests/test_numa_node.c - NUMA placement (lib/base/numa_node.c, per-node free trees in
+ * tests/unit/base/test_numa_node.c - NUMA placement (lib/base/numa_node.c, per-node free trees in
  * lib/vm/arena.c): uvm_vmalloc_node, the thread's own node by default, caches
  * and pools kept per node, N<node>= in vmallocinfo.  UVM_FAKE_NUMA=2 runs
  * every path on a one-node machine; on a real multi-node machine the pages'

@@ -1,5 +1,5 @@
 /*
- * tests/test_stats.c - the counters (lib/api/stats.c) summed over every thread
+ * tests/unit/api/test_stats.c - the counters (lib/api/stats.c) summed over every thread
  * heap, the exited ones' folded in: after threads that allocate, hand
  * blocks to each other, free them and exit, every all-time counter pair
  * balances exactly (areas, small objects, their bytes), and the printed
