@@ -198,9 +198,11 @@ struct heap *heap_attach(void)
 		list_del(&h->link);
 	}
 	uvm_unlock(&reg.lock);
-	if (!h && !(h = os_alloc_meta(reg.size)))
-		return NULL;
-	__atomic_fetch_add(&reg.nr, 1, __ATOMIC_RELAXED);
+	if (!h) {
+		if (!(h = os_alloc_meta(reg.size)))
+			return NULL;
+		__atomic_fetch_add(&reg.nr, 1, __ATOMIC_RELAXED); /* heaps made: a spare one is counted already */
+	}
 	memset((char *)h + keep, 0, reg.size - keep);
 	atomic_store(&h->retired, false);
 	slab_heap_init(&h->slab);
