@@ -32,7 +32,7 @@
 #endif
 
 #if UVM_TRACK && !defined(UVM_TRACK_WRAPPERS)
-/* The library's own entry points; track.c defines the public names. */
+/* The library's own entry points; tracked.c defines the public names. */
 #define uvm_malloc track_inner_malloc
 #define uvm_malloc_caller track_inner_malloc_caller
 #define uvm_calloc track_inner_calloc
