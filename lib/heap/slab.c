@@ -389,6 +389,12 @@ static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
 	struct slab *s = h->cur[c];
 
 	if (!s || !has_room(s)) {
+		/*
+		 * A program of small objects rarely misses in its area caches, the
+		 * other place that decays idle threads' caches: without this, a
+		 * worker that went idle kept its whole cache while others worked.
+		 */
+		pcp_decay_maybe();
 		s = refill(h, c);
 		if (!s)
 			return NULL;

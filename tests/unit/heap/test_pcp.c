@@ -7,6 +7,7 @@
 #include "helpers.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -491,4 +492,54 @@ Test(pcp, a_large_miss_reuses_the_smaller_blocks_pages)
 	for (size_t i = 0; i < (6u << 20); i += 512)
 		cr_assert_eq(a[i], 0, "byte %zu of a calloc'd block is not zero", i);
 	uvm_free(a);
+}
+
+/* A worker fills its cache with 64 areas of 16 pages (the 4 MiB high a thread starts with), then waits, alive. */
+static atomic_int worker_state; /* 1: cache filled, 2: leave */
+
+static void *fill_cache_and_wait(void *arg)
+{
+	char *p[64];
+
+	(void)arg;
+	for (int i = 0; i < 64; i++)
+		p[i] = memset(uvm_vmalloc(15 * 4096), 1, 15 * 4096);
+	for (int i = 0; i < 64; i++)
+		uvm_vfree(p[i]);
+	atomic_store(&worker_state, 1);
+	while (atomic_load(&worker_state) != 2)
+		usleep(1000);
+	return NULL;
+}
+
+/*
+ * While it waits, the main thread only allocates small objects, which
+ * never miss in an area cache: their slabs' refills decay the idle
+ * worker's cache all the same (before, nothing did until the worker exited).
+ */
+Test(pcp, small_objects_of_other_threads_decay_an_idle_cache)
+{
+	static void *window[20000];
+	uint64_t filled;
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, fill_cache_and_wait, NULL), 0);
+	while (atomic_load(&worker_state) != 1)
+		usleep(1000);
+	filled = stats().cached_bytes;
+	cr_assert_geq(filled, (uint64_t)64 * 16 * 4096 * 9 / 10, "the worker cached %llu bytes",
+		      (unsigned long long)filled);
+	for (int round = 0; round < 300 && stats().cached_bytes > filled * 3 / 4; round++) {
+		for (int i = 0; i < 20000; i++) {
+			uvm_free(window[i]);
+			window[i] = uvm_malloc(16 + (size_t)(i % 7) * 80);
+		}
+		usleep(10000);
+	}
+	cr_assert_leq(stats().cached_bytes, filled * 3 / 4, "the idle worker's cache kept %llu of %llu bytes",
+		      (unsigned long long)stats().cached_bytes, (unsigned long long)filled);
+	for (int i = 0; i < 20000; i++)
+		uvm_free(window[i]);
+	atomic_store(&worker_state, 2);
+	pthread_join(t, NULL);
 }
