@@ -43,6 +43,9 @@ static inline struct heap *prof_heap(void)
 	return likely(h) || !atomic_load_explicit(&uvm_ready, memory_order_acquire) ? h : heap_attach();
 }
 
+/* The usable bytes of a live block of the malloc family's or an area (not the start-up buffer's), or 0. */
+size_t uvm__live_usable(const void *p);
+
 /* "uvmalloc: fn(): invalid pointer 0x..." on stderr, then abort. */
 __attribute__((noreturn, cold)) void uvm__invalid_pointer(const char *fn, const void *p);
 

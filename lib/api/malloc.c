@@ -229,26 +229,33 @@ void *uvm_calloc(size_t n, size_t size)
 
 /* ------------------------------------------------------------- free */
 
-/* The usable size of one of our pointers, or an abort naming fn. */
-static size_t usable(const char *fn, void *p)
+size_t uvm__live_usable(const void *p)
 {
 	struct vmap_area *va;
 	size_t n;
 
-	if (early_owns(p))
-		return early_size(fn, p);
 	switch (slab_check(p, &n)) {
 	case SLAB_LIVE:
 		return n;
 	case SLAB_BAD:
-		uvm__invalid_pointer(fn, p);
+		return 0;
 	case SLAB_NONE:
 		break;
 	}
 	va = area_find((uintptr_t)p);
-	if (!va || (va->flags & VA_SLAB))
+	return va && !(va->flags & VA_SLAB) ? area_usable(va) : 0;
+}
+
+/* The usable size of one of our pointers, or an abort naming fn. */
+static size_t usable(const char *fn, void *p)
+{
+	size_t n;
+
+	if (early_owns(p))
+		return early_size(fn, p);
+	if (!(n = uvm__live_usable(p)))
 		uvm__invalid_pointer(fn, p);
-	return area_usable(va);
+	return n;
 }
 
 static uvm_noinline void free_slow(const char *fn, void *p, enum slab_ptr what)

@@ -17,8 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "area.h"
-#include "slab.h"
+#include "api.h"
 #include "uvmalloc.h"
 
 /* The library's own functions, of the public prototypes (track.h renames their definitions). */
@@ -29,29 +28,11 @@ INNER(vzalloc) INNER(vmalloc_huge) INNER(vmalloc_aligned) INNER(vmalloc_node) IN
 INNER(vsize)
 #undef INNER
 
-/* The usable bytes of a live block of ours, or 0 (not ours, or not live: the library's free says why). */
-static size_t usable_of(const void *p)
-{
-	struct vmap_area *va;
-	size_t n;
-
-	switch (slab_check(p, &n)) {
-	case SLAB_LIVE:
-		return n;
-	case SLAB_BAD:
-		return 0;
-	case SLAB_NONE:
-		break;
-	}
-	va = area_find((uintptr_t)p);
-	return va && !(va->flags & VA_SLAB) ? area_usable(va) : 0;
-}
-
 /* After an allocation that ran quiet: the block, if any, announced; then loud again. */
 static void *made(void *p, size_t size)
 {
 	if (p) {
-		size_t usable = usable_of(p);
+		size_t usable = uvm__live_usable(p);
 
 		track_block_made(p, size, usable > size ? usable : size);
 	}
@@ -66,7 +47,7 @@ static void gone(void *p)
 	if (!p)
 		return;
 	track_quiet();
-	usable = usable_of(p);
+	usable = uvm__live_usable(p);
 	track_loud();
 	track_block_gone(p, usable);
 }

@@ -167,20 +167,12 @@ long long option(enum uvm_option_id id) { return __atomic_load_n(&values[id], __
 
 void option_watch(enum uvm_option_id id, void (*fn)(long long value)) { watchers[id] = fn; }
 
-/* The setting called name, with or without its UVM_ prefix, or NULL. */
-static const struct uvm_option *find(const char *name)
+int option_find(const char *name)
 {
 	for (int i = 0; name && i < OPT__COUNT; i++)
 		if (!strcmp(table[i].name, name) || !strcmp(table[i].name + 4, name))
-			return &table[i];
-	return NULL;
-}
-
-int option_find(const char *name)
-{
-	const struct uvm_option *o = find(name);
-
-	return o ? (int)(o - table) : -1;
+			return i;
+	return -1;
 }
 
 int option_change(enum uvm_option_id id, long long value)

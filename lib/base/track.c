@@ -45,7 +45,7 @@ void track_copy(void *to, void *from, size_t bytes, size_t have)
  */
 void track_meta(void *p, size_t size)
 {
-	VALGRIND_MAKE_MEM_NOACCESS(p, size);
+	hide(p, size);
 	VALGRIND_DISABLE_ADDR_ERROR_REPORTING_IN_RANGE(p, size);
 }
 
