@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define UVM_DESCRIPTOR_MAGIC "uvmdesc"
-#define UVM_DESCRIPTOR_VERSION 1
+#define UVM_DESCRIPTOR_VERSION 2 /* 2: a slab's carved and room count objects, no longer bytes */
 
 struct uvm_descriptor {
 	char magic[8];          /* UVM_DESCRIPTOR_MAGIC, NUL-terminated */
@@ -58,8 +58,8 @@ struct uvm_descriptor {
 	/*
 	 * Appended later: a slab's header, at the start of every slab area, its
 	 * size (what a reader copies), its 32-bit fields used (objects out,
-	 * remote frees not taken back included), carved (bytes handed out at
-	 * some time), room (bytes of objects) and objsize, and the remote word
+	 * remote frees not taken back included), carved (objects handed out at
+	 * some time), room (objects in all) and objsize, and the remote word
 	 * (its count above remote_shift).  No sequence counter guards it: a
 	 * reader's view of a busy slab is approximate.
 	 */

@@ -82,7 +82,7 @@ static struct {
 } sl = { .lock = UVM_LOCK_INIT, .late_lock = UVM_LOCK_INIT };
 
 size_t uvm__slab_max;
-unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16 + 1];
+unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16];
 
 /* ------------------------------------------------------------ classes */
 
@@ -134,6 +134,36 @@ static unsigned class_for(size_t size, size_t align)
 
 /* ------------------------------------------------------------- slabs */
 
+/*
+ * The chunk map's word for s (slab_owned): its owner while it has one and
+ * is not full, else NULL.  Rewritten on every change of either, which only
+ * slow paths make; the owner's free then needs neither the page map nor
+ * the header to know the slab is its own and takes frees in line.
+ */
+static void publish(struct slab *s)
+{
+	struct slab_heap *h = atomic_load_explicit(&s->owner, memory_order_relaxed);
+
+	atomic_store_explicit(region_chunk(region_of((uintptr_t)s), (uintptr_t)s), h && !s->full ? h : NULL,
+			      memory_order_relaxed);
+}
+
+static void set_full(struct slab *s, unsigned full)
+{
+	s->full = full;
+	publish(s);
+}
+
+/* m's inverse mod 2^32, for odd m: Newton's iteration doubles the bits right each step, from 3 (m m = 1 mod 8). */
+static uint32_t inverse(uint32_t m)
+{
+	uint32_t x = m;
+
+	for (int i = 0; i < 4; i++)
+		x *= 2 - m * x;
+	return x;
+}
+
 static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 {
 	int err;
@@ -156,13 +186,15 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	s->mask = mask_of(s);
 	*slab_canary(s) = slab_canary_value(s);
 	s->size = (unsigned)class_size(cls);
-	s->recip = (uint32_t)(((1ull << 32) + s->size - 1) / s->size);
+	s->shift = (unsigned)__builtin_ctz(s->size);
+	s->inv = inverse(s->size >> s->shift);
 	s->cls = cls;
 	s->start = start;
 	s->carved = 0;
-	s->room = (unsigned)(SLAB_SIZE - s->start) - (unsigned)(SLAB_SIZE - s->start) % s->size;
-	s->used = s->full = 0;
+	s->room = (unsigned)(SLAB_SIZE - s->start) / s->size;
+	s->used = 0;
 	s->va = va;
+	set_full(s, 0);
 	atomic_fetch_add_explicit(&sl.slabs, 1, memory_order_relaxed);
 	return s;
 }
@@ -184,8 +216,10 @@ void slab_release_empty(struct slab *s)
 
 	check_header(s);
 	va = s->va;
-	uncount_carved(s->carved);
+	uncount_carved(s->carved * s->size);
 	list_del(&s->link);
+	atomic_store_explicit(&s->owner, NULL, memory_order_relaxed);
+	publish(s);
 	atomic_fetch_sub_explicit(&sl.slabs, 1, memory_order_relaxed);
 	UVM_TRACE(slab_release, s->size);
 	va->flags &= ~VA_SLAB;
@@ -275,6 +309,7 @@ void slab_heap_exit(struct slab_heap *h)
 			list_del(&s->link);
 			__atomic_store_n(&s->orphan_used, s->used, __ATOMIC_RELAXED);
 			atomic_store_explicit(&s->owner, NULL, memory_order_release);
+			publish(s); /* before an adopter may write its own heap there */
 			uvm_lock(&sl.lock);
 			s->orphan = 1;
 			list_add_tail(&s->link, &sl.orphans[c]);
@@ -311,8 +346,8 @@ int slab_init(void)
 		uvm__slab_key = ((uintptr_t)&sl * 0x9e3779b97f4a7c15ull) ^ ((uintptr_t)ts.tv_nsec << 17) ^ (uintptr_t)ts.tv_sec;
 	}
 	uvm__slab_key |= 1;
-	for (size_t i = 0; i <= SLAB_OBJ_MAX / 16; i++)
-		uvm__slab_class[i] = (unsigned char)class_of(i * 16);
+	for (size_t i = 0; i < SLAB_OBJ_MAX / 16; i++)
+		uvm__slab_class[i] = (unsigned char)class_of(i * 16 + 16);
 	slab_heap_init(&sl.late);
 	return 0;
 }
@@ -342,8 +377,10 @@ static struct slab *adopt(struct slab_heap *h, unsigned c)
 		atomic_fetch_sub_explicit(&sl.nr_orphans[c], 1, memory_order_relaxed);
 	}
 	uvm_unlock(&sl.lock);
-	if (s)
+	if (s) {
 		atomic_store_explicit(&s->owner, h, memory_order_release);
+		publish(s);
+	}
 	return s;
 }
 
@@ -357,27 +394,27 @@ static struct slab *refill(struct slab_heap *h, unsigned c)
 			return s;
 		list_del(&s->link);
 		list_add(&s->link, &h->full[c]);
-		s->full = 1;
+		set_full(s, 1);
 	}
 	list_for_each_entry_safe(s, n, &h->full[c], link) {
 		if (has_room(s)) {
 			list_del(&s->link);
 			list_add(&s->link, &h->partial[c]);
-			s->full = 0;
+			set_full(s, 0);
 			return s;
 		}
 	}
 	/* An orphan may have no room yet: it is ours now all the same, on the full list until frees reach it. */
 	while ((s = adopt(h, c)) && !has_room(s)) {
 		list_add(&s->link, &h->full[c]);
-		s->full = 1;
+		set_full(s, 1);
 	}
 	if (s)
 		UVM_TRACE(slab_refill, s->size, 1);
 	else if ((s = new_slab(h, c)))
 		UVM_TRACE(slab_refill, s->size, 2);
 	if (s) {
-		s->full = 0;
+		set_full(s, 0);
 		list_add(&s->link, &h->partial[c]);
 	}
 	return s;
@@ -476,7 +513,7 @@ static void free_local(struct slab_heap *h, struct slab *s, void *p)
 	if (s->full) {
 		list_del(&s->link);
 		list_add(&s->link, &h->partial[s->cls]);
-		s->full = 0;
+		set_full(s, 0);
 	}
 	if (slab_emptied(h, s))
 		slab_release_empty(s);
@@ -559,7 +596,7 @@ _Static_assert(NCLASS <= UVM_FRAG_CLASSES, "struct uvm_frag has too few classes"
 static void frag_slab(struct uvm_frag *f, const struct slab *s)
 {
 	struct uvm_frag_class *k = &f->classes[s->cls];
-	uint64_t objs = s->room / s->size, carved = __atomic_load_n(&s->carved, __ATOMIC_RELAXED) / s->size;
+	uint64_t objs = s->room, carved = __atomic_load_n(&s->carved, __ATOMIC_RELAXED);
 	uint64_t remote = slab_remote_count(atomic_load_explicit(&s->remote, memory_order_relaxed));
 	uint64_t live = s->used > remote ? s->used - remote : 0;
 
@@ -569,7 +606,7 @@ static void frag_slab(struct uvm_frag *f, const struct slab *s)
 	k->never_used += objs - carved;
 	k->occupancy[live ? 1 + live * 4 / objs - (live == objs) : 0]++;
 	f->slab_free_bytes += (carved - live) * s->size;
-	f->slab_meta_bytes += SLAB_SIZE - s->room;
+	f->slab_meta_bytes += SLAB_SIZE - s->room * s->size;
 }
 
 static void frag_lists(struct uvm_frag *f, const struct slab_heap *h)

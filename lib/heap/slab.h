@@ -4,7 +4,8 @@
  * Size classes of 16 bytes up to 128, then four per power of two up to
  * UVM_SLAB_MAX (at most 8 KiB).  A slab is one 64 KiB vmap area, aligned to
  * 64 KiB, with its header in its first 128 bytes; the slab of any pointer
- * is found in O(1) from the page map at pointer & ~(64 KiB - 1).  Each
+ * is found in O(1) from the page map at pointer & ~(64 KiB - 1), and the
+ * region's chunk map names the owner of each slab (arena.h).  Each
  * thread owns its slabs (its slab heap, part of the thread heap, heap.h):
  * it allocates and frees into them with no
  * atomic operation; other threads push their frees onto a slab's remote list
@@ -48,13 +49,13 @@ struct slab {
 	struct slab_heap *_Atomic owner; /* NULL: orphaned */
 	void *free;                      /* local free list, the owner's */
 	_Atomic uintptr_t remote;        /* frees by other threads: their count << SLAB_REMOTE_SHIFT | the list's head */
-	unsigned carved, room;           /* bytes of objects handed out at some time, of all there are: the rest never used */
+	unsigned carved, room;           /* objects handed out at some time, of all there are: the rest never used */
 	unsigned used, size, cls, full;
 	unsigned orphan;                 /* on an orphan list (sl.lock) */
 	unsigned orphan_used;            /* used when it was orphaned, which no one changes until it is adopted */
 	unsigned life;                   /* which slab this area is: new each time (its mask with it) */
 	unsigned start;                  /* offset of the first object: SLAB_HEADER, or the size's alignment up to a page */
-	uint32_t recip;                  /* ceil(2^32 / size): offsets divide by a multiply on free */
+	uint32_t inv, shift;             /* size is m 2^shift with m odd, inv m's inverse mod 2^32: slab_index */
 	struct list_head link;           /* the owner's partial or full list, or an orphan list */
 	struct vmap_area *va;
 	uintptr_t mask;                  /* from the key, the slab and its life: links are stored xor it (safe-linking), a freed object's second word holds it */
@@ -97,7 +98,7 @@ static inline bool slab_serves(size_t size, size_t align)
 		return size <= uvm__slab_max;
 	return slab_serves_aligned(size, align);
 }
-extern unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16 + 1]; /* class of sizes 16 (i - 1) + 1 .. 16 i, by i */
+extern unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16]; /* class of sizes 16 i + 1 .. 16 (i + 1), by i */
 
 /*
  * Safe-linking, as glibc's: a free object's link to the next is stored xor
@@ -138,6 +139,30 @@ static inline struct slab *slab_at(const struct region *r, uintptr_t base)
 	return (struct slab *)base;
 }
 
+_Static_assert(SLAB_SIZE == (size_t)1 << ARENA_CHUNK_SHIFT, "a slab is one chunk of the regions' chunk maps");
+
+/*
+ * The slab of h that p lies in, for h's free in line, or NULL: the chunk
+ * map must name h as the owner of p's chunk.  The word is h only while h
+ * owns a slab there that is not full (slab.c keeps it so), and only h
+ * writes h there, so a plain load and compare is enough.  The first region
+ * only, with no loop over the others, whose registers the leaf cannot
+ * afford; a pointer in a later region takes the slow way, which finds its
+ * slab all the same.
+ */
+static inline struct slab *slab_owned(const struct slab_heap *h, const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	const struct region *r = &uvm__regions[0];
+
+	if (a - r->base >= r->end - r->base ||
+	    atomic_load_explicit(region_chunk(r, a), memory_order_relaxed) != h)
+		return NULL;
+	if (a < SLAB_SIZE)
+		__builtin_unreachable(); /* in a region: its slab is not NULL, which the caller need not test again */
+	return (struct slab *)(a & ~(SLAB_SIZE - 1));
+}
+
 /* The slab that p lies in, or NULL: the page map must name a slab area at p's 64 KiB boundary. */
 static inline struct slab *slab_of(const void *p)
 {
@@ -148,37 +173,26 @@ static inline struct slab *slab_of(const void *p)
 }
 
 /*
- * slab_of for the owner's free in line: the first region only, with no
- * loop over the others, whose registers the leaf cannot afford; a pointer
- * in a later region takes the slow way, which finds its slab all the same.
+ * The index of p (in s) among s's objects when p starts one; otherwise a
+ * number past every object.  Divisibility by a multiply (Hacker's Delight
+ * 10-16): for size m 2^shift with m odd, d (p's offset from the first
+ * object) times m's inverse mod 2^32, rotated right by shift, is d / size
+ * when size divides d, and above (2^32 - 1) / size >= 2^19 otherwise; a p
+ * below the first object wraps d to near 2^32, past them too.  One
+ * compare then also tests the boundary.
  */
-static inline struct slab *slab_of_fast(const void *p)
+static inline uint32_t slab_index(const struct slab *s, const void *p)
 {
-	uintptr_t base = (uintptr_t)p & ~(SLAB_SIZE - 1);
-	const struct region *r = &uvm__regions[0];
+	uint32_t d = (uint32_t)((uintptr_t)p - (uintptr_t)s) - s->start, x = d * s->inv;
 
-	return base - r->base < r->end - r->base ? slab_at(r, base) : NULL;
+	return (x >> s->shift) | (x << ((32 - s->shift) & 31));
 }
 
-/* Whether off (below 64 KiB) is a multiple of the object size: exact with a 32-bit reciprocal for 16-bit offsets. */
-static inline bool slab_on_boundary(const struct slab *s, size_t off)
-{
-	size_t index = (size_t)(((uint64_t)off * s->recip) >> 32);
-
-	return index * s->size == off;
-}
-
-/*
- * Whether p is an object of s that was handed out at some time: on an
- * object boundary of the carved part (one unsigned compare also refuses a
- * p below the first object, whose offset wraps).
- */
+/* Whether p (in s) is an object of s that was handed out at some time. */
 static inline bool slab_object(const struct slab *s, const void *p)
 {
-	size_t d = (size_t)((const char *)p - (const char *)s) - s->start;
-
 	/* Relaxed: another thread's free reads it while the owner carves (it only grows). */
-	return d < __atomic_load_n(&s->carved, __ATOMIC_RELAXED) && slab_on_boundary(s, d);
+	return slab_index(s, p) < __atomic_load_n(&s->carved, __ATOMIC_RELAXED);
 }
 
 /* The header's last word, right before the room of the first object: an underflow of it lands here first. */
@@ -190,32 +204,37 @@ static inline uintptr_t slab_canary_value(const struct slab *s) { return ~(s->ma
  * would otherwise take the slow way once per object), or NULL when none is
  * left.  The object is not written: its page is faulted in by its user.
  * The carving trusts the header, so its canary is checked first, as every
- * slow path does.
+ * slow path does: a bad one gives NULL too, and the slow path's check of
+ * the header aborts on it (no call here, which would need the stack aligned).
  */
 static inline void *slab_bump(struct slab_heap *h, struct slab *s)
 {
 	void *p;
 
-	if (s->carved >= s->room)
+	if (s->carved >= s->room || unlikely(*slab_canary(s) != slab_canary_value(s)))
 		return NULL;
-	if (unlikely(*slab_canary(s) != slab_canary_value(s)))
-		slab_corrupt(s, "header", s);
-	p = (char *)s + s->start + s->carved;
-	__atomic_store_n(&s->carved, s->carved + s->size, __ATOMIC_RELAXED);
+	p = (char *)s + s->start + (size_t)s->carved * s->size;
+	__atomic_store_n(&s->carved, s->carved + 1, __ATOMIC_RELAXED);
 	h->carved += s->size;
 	return p;
 }
 
-/* The head of s's free list (not empty), popped and checked; it was written when freed, so clearing its mark faults nothing. */
+/* The head p of s's free list, popped: next is its checked link.  p was written when freed, so clearing its mark faults nothing. */
+static inline void *slab_take(struct slab *s, void *p, void *next)
+{
+	s->free = next;
+	((uintptr_t *)p)[1] = 0; /* no longer marked free */
+	return p;
+}
+
+/* The head of s's free list (not empty), popped and checked. */
 static inline void *slab_pop(struct slab *s)
 {
 	void *p = s->free, *next = slab_link(s, p);
 
 	if (unlikely(!slab_link_ok(s, next)))
 		slab_corrupt(s, "free list", p);
-	s->free = next;
-	((uintptr_t *)p)[1] = 0; /* no longer marked free */
-	return p;
+	return slab_take(s, p, next);
 }
 
 /*
@@ -225,15 +244,20 @@ static inline void *slab_pop(struct slab *s)
  */
 static inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
 {
-	unsigned c = uvm__slab_class[(size + 15) >> 4];
+	unsigned c = uvm__slab_class[(size - 1) >> 4];
 	struct slab *s = h->cur[c];
 	void *p;
 
 	if (unlikely(!s))
 		return NULL;
-	if (likely(s->free))
-		p = slab_pop(s);
-	else if (atomic_load_explicit(&s->remote, memory_order_relaxed) || (p = slab_bump(h, s)) == NULL)
+	if (likely(p = s->free)) {
+		void *next = slab_link(s, p);
+
+		/* A bad link goes the slow way, whose pop aborts on it: no call here, which would need the stack aligned. */
+		if (unlikely(!slab_link_ok(s, next)))
+			return NULL;
+		slab_take(s, p, next);
+	} else if (atomic_load_explicit(&s->remote, memory_order_relaxed) || (p = slab_bump(h, s)) == NULL)
 		return NULL; /* other threads' frees are reused before a never-used object is touched (slab_alloc's way) */
 	s->used++;
 	h->allocs[c]++;
@@ -249,14 +273,15 @@ static inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
  */
 static inline struct slab *slab_free_hit(struct slab_heap *h, void *p)
 {
-	struct slab *s = slab_of_fast(p);
+	struct slab *s = slab_owned(h, p);
 
-	if (!s || atomic_load_explicit(&s->owner, memory_order_relaxed) != h || s->full || ((uintptr_t *)p)[1] == s->mask)
+	if (!s)
 		return NULL;
-	if (!slab_object(s, p))
+	/* The owner reads its own carving with a plain load: it is the only writer. */
+	if (((uintptr_t *)p)[1] == s->mask || slab_index(s, p) >= s->carved)
 		return NULL;
-	((uintptr_t *)p)[1] = s->mask;
 	slab_set_link(s, p, s->free);
+	((uintptr_t *)p)[1] = s->mask;
 	s->free = p;
 	s->used--;
 	h->frees[s->cls]++;

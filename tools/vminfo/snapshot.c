@@ -510,24 +510,24 @@ static void read_slab(const struct target *t, struct snapshot *s, const struct a
 	size = FIELD(d->slab_objsize, uint32_t);
 	remote = FIELD(d->slab_remote, uint64_t);
 #undef FIELD
-	if (size < 16 || size % 16 || size > d->slab_size || room > d->slab_size || room < size || carved > room ||
-	    carved % size || !(k = class_of(s, size))) {
+	if (size < 16 || size % 16 || size > d->slab_size || !room || (uint64_t)room * size > d->slab_size || carved > room ||
+	    !(k = class_of(s, size))) {
 		s->slabs_unread++;
 		return;
 	}
-	objs = room / size;
+	objs = room;
 	pending = remote >> d->slab_remote_shift;
 	live = used > pending ? used - pending : 0;
-	if (live > carved / size)
-		live = carved / size;
+	if (live > carved)
+		live = carved;
 	k->slabs++;
 	k->live += live;
-	k->free += carved / size - live;
-	k->never_used += objs - carved / size;
+	k->free += carved - live;
+	k->never_used += objs - carved;
 	k->occupancy[live ? 1 + live * 4 / objs - (live == objs) : 0]++;
 	s->slab_live_bytes += live * size;
-	s->slab_free_bytes += (carved / size - live) * size;
-	s->slab_meta_bytes += d->slab_size - room;
+	s->slab_free_bytes += (carved - live) * size;
+	s->slab_meta_bytes += d->slab_size - room * size;
 }
 
 static void read_slabs(const struct target *t, struct snapshot *s)

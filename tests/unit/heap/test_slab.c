@@ -1,7 +1,8 @@
 /*
  * tests/unit/heap/test_slab.c - small objects (lib/heap/slab.c): size classes and
  * alignment, reuse, frees from other threads, empty slabs going back,
- * orphaned slabs adopted after a thread exits, bad and double frees.
+ * orphaned slabs adopted after a thread exits, bad and double frees, the
+ * free's object test and the chunk map's owner words.
  */
 #include "helpers.h"
 
@@ -10,6 +11,8 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
+#include "arena.h"
+#include "heap.h"
 #include "slab.h"
 #include "uvmalloc.h"
 
@@ -301,6 +304,16 @@ static void interior_free(void *arg)
 	uvm_free(p + 16);
 }
 
+/* The object after the last one carved: inside a live slab, on a boundary, but never handed out. */
+static void never_carved_free(void *arg)
+{
+	char *p = uvm_malloc(64);
+	struct slab *s = slab_of(p);
+
+	(void)arg;
+	uvm_free((char *)s + s->start + (size_t)s->carved * s->size);
+}
+
 static void foreign_free(void *arg)
 {
 	static char not_ours[64];
@@ -335,6 +348,7 @@ Test(slab, bad_frees_abort_naming_the_pointer)
 	expect_death(usable_size_after_free, NULL, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
 	expect_death(double_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(interior_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
+	expect_death(never_carved_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(foreign_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 }
 
@@ -352,4 +366,87 @@ Test(slab, key_lookalike_is_not_a_double_free)
 	b = uvm_malloc(32);
 	b[1] = key; /* the program stores the same value */
 	uvm_free(b); /* must not abort */
+}
+
+/*
+ * The free's object test (slab_index) against division, for every class
+ * and every 16-byte offset of a slab: an object's start gives its index,
+ * anything else (the header, an object's inside) a number past every
+ * object.
+ */
+Test(slab, object_index_is_exact)
+{
+	for (size_t size = 16; size <= SLAB_OBJ_MAX; size += 16) {
+		void *p = uvm_malloc(size);
+		struct slab *s = slab_of(p);
+
+		if (!s) { /* an area: UVM_SLAB_MAX is below this size */
+			uvm_free(p);
+			break;
+		}
+		for (uint32_t off = 0; off < SLAB_SIZE; off += 16) {
+			uint32_t got = slab_index(s, (char *)s + off);
+
+			if (off >= s->start && (off - s->start) % s->size == 0)
+				cr_assert_eq(got, (off - s->start) / s->size, "class %u, offset %u", s->size, off);
+			else
+				cr_assert_geq(got, s->room, "class %u, offset %u: index %u", s->size, off, got);
+		}
+		uvm_free(p);
+	}
+}
+
+static void *chunk_word(const void *p)
+{
+	struct region *r = region_of((uintptr_t)p);
+
+	cr_assert_not_null(r);
+	return atomic_load(region_chunk(r, (uintptr_t)p));
+}
+
+static void *orphan_one(void *arg)
+{
+	*(void **)arg = uvm_malloc(48);
+	return NULL;
+}
+
+/*
+ * The chunk map names a slab's owner while the slab is its owner's and not
+ * full, NULL otherwise: full, orphaned, or released.  The owner's free in
+ * line trusts nothing else.
+ */
+Test(slab, chunk_words_follow_their_slabs)
+{
+	enum { N = 3000 };
+	static char *p[N];
+	struct slab_heap *me;
+	struct slab *first;
+	pthread_t t;
+	void *orphaned;
+	unsigned i;
+
+	p[0] = uvm_malloc(272);
+	me = &uvm__heap->slab;
+	first = slab_of(p[0]);
+	cr_assert_eq(chunk_word(first), me);
+	for (i = 1; slab_of(p[i - 1]) == first; i++) /* past the first slab's room: it goes full */
+		p[i] = uvm_malloc(272);
+	cr_assert_lt(i, N);
+	cr_assert_null(chunk_word(first), "a full slab keeps its owner word");
+	cr_assert_eq(chunk_word(p[i - 1]), me);
+	uvm_free(p[0]); /* the slow way: back to the partial list */
+	cr_assert_eq(chunk_word(first), me);
+	for (unsigned j = 1; j < i - 1; j++)
+		uvm_free(p[j]);
+	cr_assert_null(chunk_word(first), "a released slab keeps its owner word");
+	uvm_free(p[i - 1]);
+
+	cr_assert_eq(pthread_create(&t, NULL, orphan_one, &orphaned), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_null(chunk_word(orphaned), "an orphan keeps its exited owner's word");
+	p[0] = uvm_malloc(48); /* adopts it */
+	cr_assert_eq(slab_of(p[0]), slab_of(orphaned));
+	cr_assert_eq(chunk_word(orphaned), me);
+	uvm_free(orphaned);
+	uvm_free(p[0]);
 }
