@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define UVM_DESCRIPTOR_MAGIC "uvmdesc"
-#define UVM_DESCRIPTOR_VERSION 2 /* 2: a slab's carved and room count objects, no longer bytes */
+#define UVM_DESCRIPTOR_VERSION 2 /* 2: a slab's carved and room count objects, no longer bytes; its header has a colour */
 
 struct uvm_descriptor {
 	char magic[8];          /* UVM_DESCRIPTOR_MAGIC, NUL-terminated */
@@ -61,9 +61,11 @@ struct uvm_descriptor {
 	 * remote frees not taken back included), carved (objects handed out at
 	 * some time), room (objects in all) and objsize, and the remote word
 	 * (its count above remote_shift).  No sequence counter guards it: a
-	 * reader's view of a busy slab is approximate.
+	 * reader's view of a busy slab is approximate.  The header lies
+	 * (start >> color_shift) & color_mask bytes into the slab's area.
 	 */
 	uint64_t slab_size, slab_header, slab_used, slab_carved, slab_room, slab_objsize, slab_remote, slab_remote_shift;
+	uint64_t slab_color_shift, slab_color_mask;
 
 	/*
 	 * Appended later (0: not described): a vmap_area's requested bytes (a

@@ -209,7 +209,8 @@ class Slabs(unittest.TestCase):
             s = json.loads(out)["summary"]
             k = [c for c in s["classes"] if c["size"] == 32]
             self.assertEqual(len(k), 1, s["classes"])
-            self.assertEqual((k[0]["slabs"], k[0]["live"], k[0]["free"], k[0]["never_used"]), (4, 511 * 4, 1533 * 4, 0))
+            live, free = own["kept"], own["objects"] - own["kept"]
+            self.assertEqual((k[0]["slabs"], k[0]["live"], k[0]["free"], k[0]["never_used"]), (4, live, free, 0))
             self.assertEqual(k[0]["occupancy"], [0, 0, 4, 0, 0], "a quarter full is the 25-50 % bucket")
             self.assertEqual(s["slabs_unread"], 0)
             self.assertEqual(s["live_bytes"], own["live_bytes"], "vminfo's live bytes against uvm_frag_stats'")
@@ -217,7 +218,7 @@ class Slabs(unittest.TestCase):
             self.assertEqual(s["overhead_bytes"], max(s["rss_kb"] * 1024 - s["live_bytes"], 0))
             rc, out, err = vminfo("--summary", t.p.pid)
             self.assertEqual(rc, 0, err)
-            self.assertRegex(out, r"(?m)^ +32 +4 +2044 +6132 +0 +196224 +0 +0 +4 +0 +0$")
+            self.assertRegex(out, r"(?m)^ +32 +4 +%d +%d +0 +%d +0 +0 +4 +0 +0$" % (live, free, free * 32))
 
 
 class Hammer(unittest.TestCase):

@@ -339,8 +339,6 @@ static void corrupt(void)
 	_exit(0);
 }
 
-#define PER_SLAB 2044 /* 32-byte objects in a 64 KiB slab past its header */
-
 static int by_address(const void *a, const void *b)
 {
 	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
@@ -369,19 +367,38 @@ static void holes(void)
 	wait_for_stdin();
 }
 
+/* 32-byte objects in the slab at base: past its 128-byte header, which lies 64 B times the slab's number mod 16 into it (slab.h). */
+static unsigned room_of(uintptr_t base) { return (unsigned)((64u << 10) - ((base >> 10) & 0x3c0) - 128) / 32; }
+
 static void quarter_full_slabs(void)
 {
-	static uintptr_t p[PER_SLAB * 4];
+	static uintptr_t p[4 * (64 << 10) / 32];
 	struct uvm_frag f;
+	unsigned n = 0, total = 0, slabs = 0, kept = 0;
+	uintptr_t last = 0;
 
-	for (int i = 0; i < PER_SLAB * 4; i++)
-		p[i] = (uintptr_t)uvm_malloc(32);
-	qsort(p, PER_SLAB * 4, sizeof(p[0]), by_address);
-	for (int i = 0; i < PER_SLAB * 4; i++)
-		if (i % 4)
+	/* Four whole slabs, one after the other (a fresh process), then every fourth object of each kept, its first among them. */
+	while (slabs < 4 || n < total) {
+		p[n] = (uintptr_t)uvm_malloc(32);
+		if ((p[n] & ~(uintptr_t)0xffff) != last) {
+			last = p[n] & ~(uintptr_t)0xffff;
+			slabs++;
+			total += room_of(last);
+		}
+		n++;
+	}
+	qsort(p, n, sizeof(p[0]), by_address);
+	for (unsigned i = 0, j = 0; i < n; i++, j++) {
+		if (i && (p[i] ^ p[i - 1]) > 0xffff)
+			j = 0;
+		if (j % 4)
 			uvm_free((void *)p[i]);
+		else
+			kept++;
+	}
 	uvm_frag_stats(&f, sizeof(f));
-	printf("frag live_bytes=%lu slab_free_bytes=%lu\n", (unsigned long)f.live_bytes, (unsigned long)f.slab_free_bytes);
+	printf("frag live_bytes=%lu slab_free_bytes=%lu objects=%u kept=%u\n", (unsigned long)f.live_bytes,
+	       (unsigned long)f.slab_free_bytes, n, kept);
 	printf("ready\n");
 	fflush(stdout);
 	wait_for_stdin();

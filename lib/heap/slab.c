@@ -108,16 +108,18 @@ static size_t class_size(unsigned cls)
 }
 
 /*
- * Where a class's first object starts: past the header, on the largest
- * power of two (up to a page) that divides the size, so that every object
- * is aligned as its size allows.  Power-of-two classes of 256 B and up
- * lose no object by it: the header's room was tail slack anyway.
+ * Where a class's first object starts in the slab at base: past the
+ * header (at its colour), on the largest power of two (up to a page) that
+ * divides the size, so that every object is aligned as its size allows.
+ * Power-of-two classes of 256 B and up lose no object by it (the header's
+ * room was tail slack anyway), but those of a 1 KiB multiple one in the
+ * two highest colours.
  */
-static unsigned first_object(size_t size)
+static unsigned first_object(size_t size, uintptr_t base)
 {
 	size_t a = size & -size;
 
-	return (unsigned)(a < SLAB_HEADER ? SLAB_HEADER : a > UVM_PAGE_SIZE ? UVM_PAGE_SIZE : a);
+	return (unsigned)align_up((uintptr_t)slab_header(base) - base + SLAB_HEADER, a > UVM_PAGE_SIZE ? UVM_PAGE_SIZE : a);
 }
 
 /* The smallest class at least size whose objects all sit on an align boundary. */
@@ -168,16 +170,17 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 {
 	int err;
 	struct vmap_area *va = area_alloc(SLAB_SIZE, SLAB_SIZE, -1, false, NULL, &err);
-	unsigned start = first_object(class_size(cls));
+	unsigned first;
 	struct slab *s;
 
 	if (!va)
 		return NULL;
-	track_own((void *)va->va_start, start); /* the header: the library's */
-	track_unused((char *)va->va_start + start, SLAB_SIZE - start);
+	first = first_object(class_size(cls), va->va_start);
+	track_own((void *)va->va_start, first); /* the header and its colour: the library's */
+	track_unused((char *)va->va_start + first, SLAB_SIZE - first);
 	va->flags |= VA_SLAB;
 	area_set_live(va); /* VA_LIVE: a slab goes back by slab_release_empty only */
-	s = (struct slab *)va->va_start;
+	s = slab_header(va->va_start);
 	atomic_store_explicit(&s->owner, h, memory_order_relaxed);
 	atomic_store_explicit(&s->remote, 0, memory_order_relaxed);
 	s->free = NULL;
@@ -189,9 +192,10 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	s->shift = (unsigned)__builtin_ctz(s->size);
 	s->inv = inverse(s->size >> s->shift);
 	s->cls = cls;
-	s->start = start;
+	s->start = first - (unsigned)((uintptr_t)s - va->va_start);
 	s->carved = 0;
-	s->room = (unsigned)(SLAB_SIZE - s->start) / s->size;
+	s->room = (unsigned)(SLAB_SIZE - first) / s->size;
+	s->links = (unsigned)(SLAB_SIZE - ((uintptr_t)s - slab_base(s)) - SLAB_HEADER) / 16;
 	s->used = 0;
 	s->va = va;
 	set_full(s, 0);
@@ -485,7 +489,7 @@ void *slab_alloc(size_t size, size_t align)
  */
 static bool on_list(const struct slab *s, const void *p, const void *list)
 {
-	const char *lo = (const char *)s + s->start, *hi = (const char *)s + SLAB_SIZE;
+	const char *lo = (const char *)s + s->start, *hi = (const char *)slab_base(s) + SLAB_SIZE;
 
 	for (size_t steps = SLAB_SIZE / s->size; list && steps; steps--, list = slab_link(s, list)) {
 		if ((const char *)list < lo || (const char *)list >= hi)
@@ -720,4 +724,6 @@ void slab_describe(struct uvm_descriptor *d)
 	d->slab_objsize = offsetof(struct slab, size);
 	d->slab_remote = offsetof(struct slab, remote);
 	d->slab_remote_shift = SLAB_REMOTE_SHIFT;
+	d->slab_color_shift = SLAB_COLOR_SHIFT;
+	d->slab_color_mask = SLAB_COLOR_MASK;
 }

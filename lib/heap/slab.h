@@ -3,8 +3,8 @@
  *
  * Size classes of 16 bytes up to 128, then four per power of two up to
  * UVM_SLAB_MAX (at most 8 KiB).  A slab is one 64 KiB vmap area, aligned to
- * 64 KiB, with its header in its first 128 bytes; the slab of any pointer
- * is found in O(1) from the page map at pointer & ~(64 KiB - 1), and the
+ * 64 KiB, with its header in its first kilobyte (slab_header); the slab of
+ * any pointer is found in O(1) from the page map at pointer & ~(64 KiB - 1), and the
  * region's chunk map names the owner of each slab (arena.h).  Each
  * thread owns its slabs (its slab heap, part of the thread heap, heap.h):
  * it allocates and frees into them with no
@@ -34,6 +34,22 @@
 #define SLAB_HEADER 128
 
 /*
+ * Header colours, as the kernel's SLAB coloured its slabs: a header at the
+ * same offset of every 64 KiB slab would fall in the same set of every
+ * cache whose way is 64 KiB or less (this machine's L2: 512 KiB, 8 ways),
+ * and a program using more classes than the cache has ways would miss on
+ * every header it touches (and evict its own data from that set).  The
+ * header of the slab at base lies SLAB_COLOR_STEP times the slab's number
+ * (base / 64 KiB) modulo SLAB_COLORS bytes into it: found from the address
+ * alone.  The owner's hot fields fill the header's first line.
+ */
+#define SLAB_COLORS 16
+#define SLAB_COLOR_STEP 64
+#define SLAB_COLOR_SHIFT 10 /* (base >> 16) % SLAB_COLORS * SLAB_COLOR_STEP == (base >> 10) & SLAB_COLOR_MASK */
+#define SLAB_COLOR_MASK ((uintptr_t)(SLAB_COLORS - 1) * SLAB_COLOR_STEP)
+_Static_assert(SLAB_COLOR_STEP == 1 << (16 - SLAB_COLOR_SHIFT), "a colour's step is the slab number's shift");
+
+/*
  * The remote list's head word also counts its objects, in the bits above
  * a user address (regions lie below 2^ARENA_ADDR_BITS, arena.c): the owner takes
  * the whole list with one exchange and needs no walk to count it, and the
@@ -44,22 +60,35 @@
 static inline void *slab_remote_head(uintptr_t r) { return (void *)(r & (((uintptr_t)1 << SLAB_REMOTE_SHIFT) - 1)); }
 static inline unsigned slab_remote_count(uintptr_t r) { return (unsigned)(r >> SLAB_REMOTE_SHIFT); }
 
-/* A slab's header, in its first SLAB_HEADER bytes. */
+/*
+ * A slab's header, SLAB_HEADER bytes at slab_header.  Its first line holds
+ * what the owner's hits read and write; other threads' compare-and-swaps
+ * on remote go to the second, so they do not take the owner's line away.
+ */
 struct slab {
-	struct slab_heap *_Atomic owner; /* NULL: orphaned */
 	void *free;                      /* local free list, the owner's */
-	_Atomic uintptr_t remote;        /* frees by other threads: their count << SLAB_REMOTE_SHIFT | the list's head */
+	uintptr_t mask;                  /* from the key, the slab and its life: links are stored xor it (safe-linking), a freed object's second word holds it */
 	unsigned carved, room;           /* objects handed out at some time, of all there are: the rest never used */
-	unsigned used, size, cls, full;
+	unsigned used, size, cls;
+	unsigned start;                  /* offset of the first object from the header: past it, on the size's alignment up to a page */
+	uint32_t inv, shift;             /* size is m 2^shift with m odd, inv m's inverse mod 2^32: slab_index */
+	uint32_t links;                  /* 16-byte steps from past the header to the slab's end: slab_link_ok's bound */
+	uint32_t spare[3];               /* the rest of the owner's line */
+	_Atomic uintptr_t remote;        /* frees by other threads: their count << SLAB_REMOTE_SHIFT | the list's head */
+	struct slab_heap *_Atomic owner; /* NULL: orphaned */
+	unsigned full;
 	unsigned orphan;                 /* on an orphan list (sl.lock) */
 	unsigned orphan_used;            /* used when it was orphaned, which no one changes until it is adopted */
 	unsigned life;                   /* which slab this area is: new each time (its mask with it) */
-	unsigned start;                  /* offset of the first object: SLAB_HEADER, or the size's alignment up to a page */
-	uint32_t inv, shift;             /* size is m 2^shift with m odd, inv m's inverse mod 2^32: slab_index */
 	struct list_head link;           /* the owner's partial or full list, or an orphan list */
 	struct vmap_area *va;
-	uintptr_t mask;                  /* from the key, the slab and its life: links are stored xor it (safe-linking), a freed object's second word holds it */
 };
+_Static_assert(offsetof(struct slab, remote) == 64, "the owner's fields fill the header's first line");
+
+/* The header of the slab at base (64 KiB-aligned), at its colour. */
+static inline struct slab *slab_header(uintptr_t base) { return (struct slab *)(base + ((base >> SLAB_COLOR_SHIFT) & SLAB_COLOR_MASK)); }
+/* The slab area a header lies in. */
+static inline uintptr_t slab_base(const struct slab *s) { return (uintptr_t)s & ~(SLAB_SIZE - 1); }
 
 /* One thread's slabs. */
 struct slab_heap {
@@ -117,12 +146,12 @@ static inline void slab_set_link(const struct slab *s, void *obj, const void *ne
 	*(uintptr_t *)obj = slab_rot((uintptr_t)next ^ s->mask);
 }
 
-/* next is NULL (the list's end), or 16-byte aligned inside s past its header: one rotate folds both tests. */
+/* next is NULL (the list's end), or 16-byte aligned inside s's slab past its header: one rotate folds both tests. */
 static inline bool slab_link_ok(const struct slab *s, const void *next)
 {
-	uintptr_t off = ((uintptr_t)next ^ (uintptr_t)s) - SLAB_HEADER;
+	uintptr_t off = (uintptr_t)next - (uintptr_t)s - SLAB_HEADER;
 
-	return !next || ((off >> 4) | (off << 60)) < (SLAB_SIZE - SLAB_HEADER) / 16;
+	return !next || ((off >> 4) | (off << 60)) < s->links;
 }
 
 __attribute__((noreturn, cold)) void slab_corrupt(const struct slab *s, const char *what, const void *where);
@@ -136,7 +165,7 @@ static inline struct slab *slab_at(const struct region *r, uintptr_t base)
 		return NULL;
 	if (!base)
 		__builtin_unreachable(); /* an area never starts at 0: callers need not test the slab for NULL again */
-	return (struct slab *)base;
+	return slab_header(base);
 }
 
 _Static_assert(SLAB_SIZE == (size_t)1 << ARENA_CHUNK_SHIFT, "a slab is one chunk of the regions' chunk maps");
@@ -160,7 +189,7 @@ static inline struct slab *slab_owned(const struct slab_heap *h, const void *p)
 		return NULL;
 	if (a < SLAB_SIZE)
 		__builtin_unreachable(); /* in a region: its slab is not NULL, which the caller need not test again */
-	return (struct slab *)(a & ~(SLAB_SIZE - 1));
+	return slab_header(a & ~(SLAB_SIZE - 1));
 }
 
 /* The slab that p lies in, or NULL: the page map must name a slab area at p's 64 KiB boundary. */

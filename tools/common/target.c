@@ -214,6 +214,7 @@ static enum target_err check_descriptor(const struct uvm_descriptor *d)
 			     fits(d->slab_objsize, 4, hs) && fits(d->slab_remote, 8, hs),
 		     "a slab header field lies outside slab_header");
 		NEED(d->slab_remote_shift >= 32 && d->slab_remote_shift < 64, "slab_remote_shift out of range");
+		NEED(d->slab_color_shift < 64 && d->slab_color_mask + hs <= d->slab_size, "slab_color out of range");
 	}
 	return T_OK;
 }

@@ -500,7 +500,8 @@ static void read_slab(const struct target *t, struct snapshot *s, const struct a
 	struct slab_class *k;
 
 #define FIELD(off, type) (*(const type *)(h + (off)))
-	if (a->end - a->start < d->slab_size || target_read(t, a->start, h, d->slab_header)) {
+	if (a->end - a->start < d->slab_size ||
+	    target_read(t, a->start + ((a->start >> d->slab_color_shift) & d->slab_color_mask), h, d->slab_header)) {
 		s->slabs_unread++;
 		return;
 	}

@@ -72,43 +72,62 @@ static int by_address(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-#define PER_SLAB 2044 /* 32-byte objects in a 64 KiB slab past its 128-byte header */
 #define SLABS 4
+#define MAX_OBJECTS (SLABS * (SLAB_SIZE - SLAB_HEADER) / 32)
+
+/* 32-byte objects in the slab at base: past its header, at the header's colour. */
+static unsigned room_of(uintptr_t base) { return (unsigned)(SLAB_SIZE - ((uintptr_t)slab_header(base) - base) - SLAB_HEADER) / 32; }
 
 /* Four full slabs of 32-byte objects, three of every four freed in each: a quarter full, and the free bytes exact. */
 Test(frag, slab_occupancy_and_free_bytes)
 {
-	static uintptr_t p[PER_SLAB * SLABS];
+	static uintptr_t p[MAX_OBJECTS];
 	struct uvm_frag f;
 	struct uvm_stats st;
-	unsigned cls = 0;
+	unsigned cls = 0, n = 0, total = 0, slabs = 0, kept = 0;
+	uintptr_t last = 0;
 
-	for (int i = 0; i < PER_SLAB * SLABS; i++)
-		p[i] = (uintptr_t)uvm_malloc(32);
-	qsort(p, PER_SLAB * SLABS, sizeof(p[0]), by_address);
-	for (int i = 0; i < PER_SLAB * SLABS; i++)
-		cr_assert_eq(p[i] & ~(SLAB_SIZE - 1), p[i - i % PER_SLAB] & ~(SLAB_SIZE - 1), "slab %d is not whole", i / PER_SLAB);
+	/* A fresh process: the class's slabs fill one after the other, each to its room. */
+	while (slabs < SLABS || n < total) {
+		uintptr_t base;
+
+		p[n] = (uintptr_t)uvm_malloc(32);
+		base = p[n++] & ~(SLAB_SIZE - 1);
+		if (base != last) {
+			cr_assert_lt(slabs, SLABS, "slab %u is not whole", slabs);
+			slabs++;
+			total += room_of(base);
+			last = base;
+		}
+	}
+	qsort(p, n, sizeof(p[0]), by_address);
 	f = frag();
 	while (f.classes[cls].size != 32)
 		cls++;
 	cr_assert_eq(f.classes[cls].slabs, SLABS);
-	cr_assert_eq(f.classes[cls].live, PER_SLAB * SLABS);
+	cr_assert_eq(f.classes[cls].live, n);
 	cr_assert_eq(f.classes[cls].occupancy[4], SLABS, "full slabs are not in the top bucket");
 
-	for (int i = 0; i < PER_SLAB * SLABS; i++)
-		if (i % 4)
+	/* Every fourth object of each slab stays, its first among them: at least a quarter of it. */
+	for (unsigned i = 0, j = 0; i < n; i++, j++) {
+		if (i && (p[i] ^ p[i - 1]) >= SLAB_SIZE)
+			j = 0;
+		if (j % 4)
 			uvm_free((void *)p[i]);
+		else
+			p[kept++] = p[i];
+	}
 	f = frag();
 	cr_assert_eq(f.classes[cls].slabs, SLABS);
-	cr_assert_eq(f.classes[cls].live, PER_SLAB / 4 * SLABS);
-	cr_assert_eq(f.classes[cls].free, PER_SLAB / 4 * 3 * SLABS);
+	cr_assert_eq(f.classes[cls].live, kept);
+	cr_assert_eq(f.classes[cls].free, n - kept);
 	cr_assert_eq(f.classes[cls].never_used, 0);
 	cr_assert_eq(f.classes[cls].occupancy[2], SLABS, "25 %% full slabs are not in the 25-50 %% bucket");
-	cr_assert_geq(f.slab_free_bytes, (uint64_t)PER_SLAB / 4 * 3 * SLABS * 32);
+	cr_assert_geq(f.slab_free_bytes, (uint64_t)(n - kept) * 32);
 	uvm_stats(&st);
 	cr_assert_eq(slab_free_bytes(&st), f.slab_free_bytes, "the counters (snapshots) and the walk disagree");
 
-	for (int i = 0; i < PER_SLAB * SLABS; i += 4)
+	for (unsigned i = 0; i < kept; i++)
 		uvm_free((void *)p[i]);
 	f = frag();
 	uvm_stats(&st);

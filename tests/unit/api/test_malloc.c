@@ -576,10 +576,13 @@ static void underflow_into_slab_header(void *arg)
 	char *first = NULL, *p;
 
 	(void)arg;
-	/* The first object of a fresh slab: 128 bytes past a 64 KiB boundary. */
-	for (int n = 0; !first && n < 4096; n++)
-		if (((uintptr_t)(p = xmalloc(48)) & 0xffff) == 128)
+	/* The first object of a fresh slab: 128 bytes past its header, at the header's colour (slab.h: 64 B times the slab's number mod 16). */
+	for (int n = 0; !first && n < 4096; n++) {
+		uintptr_t a = (uintptr_t)(p = xmalloc(48));
+
+		if ((a & 0xffff) == ((a >> 10) & 0x3c0) + 128)
 			first = p;
+	}
 	if (!first)
 		_exit(4);
 	scribble(first - 64, 'U', 64);

@@ -384,13 +384,17 @@ Test(slab, object_index_is_exact)
 			uvm_free(p);
 			break;
 		}
-		for (uint32_t off = 0; off < SLAB_SIZE; off += 16) {
-			uint32_t got = slab_index(s, (char *)s + off);
+		char *first = (char *)s + s->start;
 
-			if (off >= s->start && (off - s->start) % s->size == 0)
-				cr_assert_eq(got, (off - s->start) / s->size, "class %u, offset %u", s->size, off);
+		cr_assert_eq(slab_base(s), (uintptr_t)p & ~(SLAB_SIZE - 1));
+		cr_assert_leq((uintptr_t)(first + (size_t)s->room * s->size), slab_base(s) + SLAB_SIZE);
+		for (uintptr_t a = slab_base(s); a < slab_base(s) + SLAB_SIZE; a += 16) {
+			uint32_t got = slab_index(s, (void *)a);
+
+			if (a >= (uintptr_t)first && (a - (uintptr_t)first) % s->size == 0)
+				cr_assert_eq(got, (a - (uintptr_t)first) / s->size, "class %u, offset %zu", s->size, a - slab_base(s));
 			else
-				cr_assert_geq(got, s->room, "class %u, offset %u: index %u", s->size, off, got);
+				cr_assert_geq(got, s->room, "class %u, offset %zu: index %u", s->size, a - slab_base(s), got);
 		}
 		uvm_free(p);
 	}
@@ -449,4 +453,29 @@ Test(slab, chunk_words_follow_their_slabs)
 	cr_assert_eq(chunk_word(orphaned), me);
 	uvm_free(orphaned);
 	uvm_free(p[0]);
+}
+
+/* Headers lie at their slab's colour, and slabs side by side take different colours: their hot lines fall in different cache sets. */
+Test(slab, headers_take_their_colours)
+{
+	enum { SLABS = 32 };
+	uintptr_t seen[SLABS];
+	unsigned n = 0, colours = 0;
+
+	while (n < SLABS) {
+		void *p = uvm_malloc(16);
+		struct slab *s = slab_of(p);
+		uintptr_t base = slab_base(s);
+
+		cr_assert_eq((uintptr_t)s - base, (base >> 16) % SLAB_COLORS * SLAB_COLOR_STEP);
+		if (!n || seen[n - 1] != base)
+			seen[n++] = base;
+	}
+	for (unsigned c = 0; c < SLAB_COLORS; c++)
+		for (unsigned i = 0; i < SLABS; i++)
+			if ((seen[i] >> 16) % SLAB_COLORS == c) {
+				colours++;
+				break;
+			}
+	cr_assert_geq(colours, SLAB_COLORS / 2, "%u slabs in %u colours", SLABS, colours);
 }
