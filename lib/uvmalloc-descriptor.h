@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define UVM_DESCRIPTOR_MAGIC "uvmdesc"
-#define UVM_DESCRIPTOR_VERSION 2 /* 2: a slab's carved and room count objects, no longer bytes; its header has a colour */
+#define UVM_DESCRIPTOR_VERSION 2 /* 2: a slab's carved and room count objects, no longer bytes; its header is in the region's chunk table */
 
 struct uvm_descriptor {
 	char magic[8];          /* UVM_DESCRIPTOR_MAGIC, NUL-terminated */
@@ -61,11 +61,13 @@ struct uvm_descriptor {
 	 * remote frees not taken back included), carved (objects handed out at
 	 * some time), room (objects in all) and objsize, and the remote word
 	 * (its count above remote_shift).  No sequence counter guards it: a
-	 * reader's view of a busy slab is approximate.  The header lies
-	 * (start >> color_shift) & color_mask bytes into the slab's area.
+	 * reader's view of a busy slab is approximate.  The header is not in
+	 * the slab: it is the record of the slab's chunk in its region's chunk
+	 * table, at the region's chunks word (whose offset in struct region is
+	 * region_chunks) plus (start >> chunk_shift) * chunk_bytes.
 	 */
 	uint64_t slab_size, slab_header, slab_used, slab_carved, slab_room, slab_objsize, slab_remote, slab_remote_shift;
-	uint64_t slab_color_shift, slab_color_mask;
+	uint64_t region_chunks, chunk_shift, chunk_bytes;
 
 	/*
 	 * Appended later (0: not described): a vmap_area's requested bytes (a

@@ -367,8 +367,7 @@ static void holes(void)
 	wait_for_stdin();
 }
 
-/* 32-byte objects in the slab at base: past its 128-byte header, which lies 64 B times the slab's number mod 16 into it (slab.h). */
-static unsigned room_of(uintptr_t base) { return (unsigned)((64u << 10) - ((base >> 10) & 0x3c0) - 128) / 32; }
+#define PER_SLAB ((64u << 10) / 32) /* 32-byte objects fill a slab: its header is in the region's chunk table (slab.h) */
 
 static void quarter_full_slabs(void)
 {
@@ -383,7 +382,7 @@ static void quarter_full_slabs(void)
 		if ((p[n] & ~(uintptr_t)0xffff) != last) {
 			last = p[n] & ~(uintptr_t)0xffff;
 			slabs++;
-			total += room_of(last);
+			total += PER_SLAB;
 		}
 		n++;
 	}

@@ -108,5 +108,4 @@ void track_meta_gone(void *p, size_t size) { (void)p, (void)size; }
 #endif
 
 void track_unused(void *p, size_t size) { hide(p, size); }
-void track_own(void *p, size_t size) { show(p, size); }
 

@@ -56,8 +56,6 @@
 #if UVM_TRACK
 /* Memory the library carved for blocks that none has used yet (a new slab's objects): not addressable. */
 void track_unused(void *p, size_t size);
-/* Memory of the library's own in a region (a slab's header): addressable, defined. */
-void track_own(void *p, size_t size);
 /* A mapping of metadata (area objects, heaps, page maps): out of memcheck's sight, leak scan included. */
 void track_meta(void *p, size_t size);
 void track_meta_gone(void *p, size_t size);
@@ -70,7 +68,6 @@ void track_block_gone(void *p, size_t usable);
 void track_copy(void *to, void *from, size_t bytes, size_t have);
 #else
 static inline void track_unused(void *p, size_t size) { (void)p, (void)size; }
-static inline void track_own(void *p, size_t size) { (void)p, (void)size; }
 static inline void track_meta(void *p, size_t size) { (void)p, (void)size; }
 static inline void track_meta_gone(void *p, size_t size) { (void)p, (void)size; }
 static inline void track_quiet(void) {}

@@ -36,7 +36,6 @@
 
 #define NCLASS SLAB_CLASSES
 
-_Static_assert(sizeof(struct slab) <= SLAB_HEADER - sizeof(uintptr_t), "slab header outgrew its room");
 
 static uintptr_t uvm__slab_key; /* random per process: the slabs' masks come from it */
 
@@ -60,10 +59,10 @@ void slab_corrupt(const struct slab *s, const char *what, const void *where)
 	abort();
 }
 
-/* Before a slow path trusts a header: its canary, then its list heads. */
+/* Before a slow path trusts a header: its mask, then its list heads (no write past a block reaches it, a wild one may). */
 static void check_header(const struct slab *s)
 {
-	if (*slab_canary(s) != slab_canary_value(s) || s->mask != mask_of(s) ||
+	if (s->mask != mask_of(s) ||
 	    !slab_link_ok(s, s->free) ||
 	    !slab_link_ok(s, slab_remote_head(atomic_load_explicit(&s->remote, memory_order_relaxed))))
 		slab_corrupt(s, "header", s);
@@ -107,21 +106,6 @@ static size_t class_size(unsigned cls)
 	return ((size_t)1 << shift) + ((size_t)((cls - 8) % 4 + 1) << (shift - 2));
 }
 
-/*
- * Where a class's first object starts in the slab at base: past the
- * header (at its colour), on the largest power of two (up to a page) that
- * divides the size, so that every object is aligned as its size allows.
- * Power-of-two classes of 256 B and up lose no object by it (the header's
- * room was tail slack anyway), but those of a 1 KiB multiple one in the
- * two highest colours.
- */
-static unsigned first_object(size_t size, uintptr_t base)
-{
-	size_t a = size & -size;
-
-	return (unsigned)align_up((uintptr_t)slab_header(base) - base + SLAB_HEADER, a > UVM_PAGE_SIZE ? UVM_PAGE_SIZE : a);
-}
-
 /* The smallest class at least size whose objects all sit on an align boundary. */
 static unsigned class_for(size_t size, size_t align)
 {
@@ -137,17 +121,16 @@ static unsigned class_for(size_t size, size_t align)
 /* ------------------------------------------------------------- slabs */
 
 /*
- * The chunk map's word for s (slab_owned): its owner while it has one and
- * is not full, else NULL.  Rewritten on every change of either, which only
- * slow paths make; the owner's free then needs neither the page map nor
- * the header to know the slab is its own and takes frees in line.
+ * s's fast owner (slab_owned): its owner while it has one and is not full,
+ * else NULL.  Rewritten on every change of either, which only slow paths
+ * make; the owner's free then needs neither the page map nor the other
+ * fields to know the slab is its own and takes frees in line.
  */
 static void publish(struct slab *s)
 {
 	struct slab_heap *h = atomic_load_explicit(&s->owner, memory_order_relaxed);
 
-	atomic_store_explicit(region_chunk(region_of((uintptr_t)s), (uintptr_t)s), h && !s->full ? h : NULL,
-			      memory_order_relaxed);
+	__atomic_store_n(&s->fast, h && !s->full ? h : NULL, __ATOMIC_RELAXED);
 }
 
 static void set_full(struct slab *s, unsigned full)
@@ -170,32 +153,27 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 {
 	int err;
 	struct vmap_area *va = area_alloc(SLAB_SIZE, SLAB_SIZE, -1, false, NULL, &err);
-	unsigned first;
 	struct slab *s;
 
 	if (!va)
 		return NULL;
-	first = first_object(class_size(cls), va->va_start);
-	track_own((void *)va->va_start, first); /* the header and its colour: the library's */
-	track_unused((char *)va->va_start + first, SLAB_SIZE - first);
+	track_unused((void *)va->va_start, SLAB_SIZE);
 	va->flags |= VA_SLAB;
 	area_set_live(va); /* VA_LIVE: a slab goes back by slab_release_empty only */
-	s = slab_header(va->va_start);
+	s = region_chunk(region_of(va->va_start), va->va_start);
+	s->base = va->va_start;
 	atomic_store_explicit(&s->owner, h, memory_order_relaxed);
 	atomic_store_explicit(&s->remote, 0, memory_order_relaxed);
 	s->free = NULL;
 	s->orphan = 0;
 	s->life = atomic_fetch_add_explicit(&sl.lives, 1, memory_order_relaxed);
 	s->mask = mask_of(s);
-	*slab_canary(s) = slab_canary_value(s);
 	s->size = (unsigned)class_size(cls);
 	s->shift = (unsigned)__builtin_ctz(s->size);
 	s->inv = inverse(s->size >> s->shift);
 	s->cls = cls;
-	s->start = first - (unsigned)((uintptr_t)s - va->va_start);
 	s->carved = 0;
-	s->room = (unsigned)(SLAB_SIZE - first) / s->size;
-	s->links = (unsigned)(SLAB_SIZE - ((uintptr_t)s - slab_base(s)) - SLAB_HEADER) / 16;
+	s->room = (unsigned)(SLAB_SIZE / s->size);
 	s->used = 0;
 	s->va = va;
 	set_full(s, 0);
@@ -489,7 +467,7 @@ void *slab_alloc(size_t size, size_t align)
  */
 static bool on_list(const struct slab *s, const void *p, const void *list)
 {
-	const char *lo = (const char *)s + s->start, *hi = (const char *)slab_base(s) + SLAB_SIZE;
+	const char *lo = (const char *)s->base, *hi = lo + SLAB_SIZE;
 
 	for (size_t steps = SLAB_SIZE / s->size; list && steps; steps--, list = slab_link(s, list)) {
 		if ((const char *)list < lo || (const char *)list >= hi)
@@ -724,6 +702,7 @@ void slab_describe(struct uvm_descriptor *d)
 	d->slab_objsize = offsetof(struct slab, size);
 	d->slab_remote = offsetof(struct slab, remote);
 	d->slab_remote_shift = SLAB_REMOTE_SHIFT;
-	d->slab_color_shift = SLAB_COLOR_SHIFT;
-	d->slab_color_mask = SLAB_COLOR_MASK;
+	d->region_chunks = offsetof(struct region, chunks);
+	d->chunk_shift = ARENA_CHUNK_SHIFT;
+	d->chunk_bytes = ARENA_CHUNK_BYTES;
 }

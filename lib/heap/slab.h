@@ -3,9 +3,9 @@
  *
  * Size classes of 16 bytes up to 128, then four per power of two up to
  * UVM_SLAB_MAX (at most 8 KiB).  A slab is one 64 KiB vmap area, aligned to
- * 64 KiB, with its header in its first kilobyte (slab_header); the slab of
- * any pointer is found in O(1) from the page map at pointer & ~(64 KiB - 1), and the
- * region's chunk map names the owner of each slab (arena.h).  Each
+ * 64 KiB, all of it objects; its header is the record of its chunk in the
+ * region's chunk table (arena.h), found in O(1) from the pointer's address,
+ * and the page map says whether a slab starts at pointer & ~(64 KiB - 1).  Each
  * thread owns its slabs (its slab heap, part of the thread heap, heap.h):
  * it allocates and frees into them with no
  * atomic operation; other threads push their frees onto a slab's remote list
@@ -31,24 +31,6 @@
 #define SLAB_OBJ_MAX ((size_t)8 << 10)
 #define SLAB_CLASSES (8 + 4 * 6) /* 16..128 by 16, then 4 per power of two up to 8 KiB */
 
-#define SLAB_HEADER 128
-
-/*
- * Header colours, as the kernel's SLAB coloured its slabs: a header at the
- * same offset of every 64 KiB slab would fall in the same set of every
- * cache whose way is 64 KiB or less (this machine's L2: 512 KiB, 8 ways),
- * and a program using more classes than the cache has ways would miss on
- * every header it touches (and evict its own data from that set).  The
- * header of the slab at base lies SLAB_COLOR_STEP times the slab's number
- * (base / 64 KiB) modulo SLAB_COLORS bytes into it: found from the address
- * alone.  The owner's hot fields fill the header's first line.
- */
-#define SLAB_COLORS 16
-#define SLAB_COLOR_STEP 64
-#define SLAB_COLOR_SHIFT 10 /* (base >> 16) % SLAB_COLORS * SLAB_COLOR_STEP == (base >> 10) & SLAB_COLOR_MASK */
-#define SLAB_COLOR_MASK ((uintptr_t)(SLAB_COLORS - 1) * SLAB_COLOR_STEP)
-_Static_assert(SLAB_COLOR_STEP == 1 << (16 - SLAB_COLOR_SHIFT), "a colour's step is the slab number's shift");
-
 /*
  * The remote list's head word also counts its objects, in the bits above
  * a user address (regions lie below 2^ARENA_ADDR_BITS, arena.c): the owner takes
@@ -61,19 +43,24 @@ static inline void *slab_remote_head(uintptr_t r) { return (void *)(r & (((uintp
 static inline unsigned slab_remote_count(uintptr_t r) { return (unsigned)(r >> SLAB_REMOTE_SHIFT); }
 
 /*
- * A slab's header, SLAB_HEADER bytes at slab_header.  Its first line holds
- * what the owner's hits read and write; other threads' compare-and-swaps
- * on remote go to the second, so they do not take the owner's line away.
+ * A slab's header: its chunk's record in the region's chunk table, not in
+ * the slab.  Headers in the slabs, at one offset of each, all fell in one
+ * set of every cache whose way is 64 KiB or less (this machine's L2: 512
+ * KiB, 8 ways), and on a page of their own slab each: a program freeing
+ * into many slabs missed on every header, in the cache and in the TLB.
+ * The table packs them, 32 to a page, spread over every set; and no write
+ * past a block can reach a header.  Its first line holds what the owner's
+ * hits read and write; other threads' compare-and-swaps on remote go to
+ * the second, so they do not take the owner's line away.
  */
 struct slab {
+	struct slab_heap *fast;          /* the owner while the slab is its owner's and not full, else NULL: slab_owned */
 	void *free;                      /* local free list, the owner's */
 	uintptr_t mask;                  /* from the key, the slab and its life: links are stored xor it (safe-linking), a freed object's second word holds it */
+	uintptr_t base;                  /* the slab's memory: SLAB_SIZE bytes of objects, the first at base */
 	unsigned carved, room;           /* objects handed out at some time, of all there are: the rest never used */
 	unsigned used, size, cls;
-	unsigned start;                  /* offset of the first object from the header: past it, on the size's alignment up to a page */
 	uint32_t inv, shift;             /* size is m 2^shift with m odd, inv m's inverse mod 2^32: slab_index */
-	uint32_t links;                  /* 16-byte steps from past the header to the slab's end: slab_link_ok's bound */
-	uint32_t spare[3];               /* the rest of the owner's line */
 	_Atomic uintptr_t remote;        /* frees by other threads: their count << SLAB_REMOTE_SHIFT | the list's head */
 	struct slab_heap *_Atomic owner; /* NULL: orphaned */
 	unsigned full;
@@ -83,12 +70,9 @@ struct slab {
 	struct list_head link;           /* the owner's partial or full list, or an orphan list */
 	struct vmap_area *va;
 };
-_Static_assert(offsetof(struct slab, remote) == 64, "the owner's fields fill the header's first line");
-
-/* The header of the slab at base (64 KiB-aligned), at its colour. */
-static inline struct slab *slab_header(uintptr_t base) { return (struct slab *)(base + ((base >> SLAB_COLOR_SHIFT) & SLAB_COLOR_MASK)); }
-/* The slab area a header lies in. */
-static inline uintptr_t slab_base(const struct slab *s) { return (uintptr_t)s & ~(SLAB_SIZE - 1); }
+_Static_assert(offsetof(struct slab, remote) == 64, "the owner's fields fill the header's first line (records are 64-byte aligned)");
+_Static_assert(sizeof(struct slab) <= ARENA_CHUNK_BYTES, "a slab header outgrew its chunk record");
+_Static_assert(SLAB_SIZE == (size_t)1 << ARENA_CHUNK_SHIFT, "a slab is one chunk of the regions' chunk tables");
 
 /* One thread's slabs. */
 struct slab_heap {
@@ -146,12 +130,12 @@ static inline void slab_set_link(const struct slab *s, void *obj, const void *ne
 	*(uintptr_t *)obj = slab_rot((uintptr_t)next ^ s->mask);
 }
 
-/* next is NULL (the list's end), or 16-byte aligned inside s's slab past its header: one rotate folds both tests. */
+/* next is NULL (the list's end), or 16-byte aligned inside s's slab: one rotate folds both tests. */
 static inline bool slab_link_ok(const struct slab *s, const void *next)
 {
-	uintptr_t off = (uintptr_t)next - (uintptr_t)s - SLAB_HEADER;
+	uintptr_t off = (uintptr_t)next - s->base;
 
-	return !next || ((off >> 4) | (off << 60)) < s->links;
+	return !next || ((off >> 4) | (off << 60)) < SLAB_SIZE / 16;
 }
 
 __attribute__((noreturn, cold)) void slab_corrupt(const struct slab *s, const char *what, const void *where);
@@ -163,33 +147,28 @@ static inline struct slab *slab_at(const struct region *r, uintptr_t base)
 
 	if (!va || va->va_start != base || !(va->flags & VA_SLAB))
 		return NULL;
-	if (!base)
-		__builtin_unreachable(); /* an area never starts at 0: callers need not test the slab for NULL again */
-	return slab_header(base);
+	return region_chunk(r, base);
 }
 
-_Static_assert(SLAB_SIZE == (size_t)1 << ARENA_CHUNK_SHIFT, "a slab is one chunk of the regions' chunk maps");
-
 /*
- * The slab of h that p lies in, for h's free in line, or NULL: the chunk
- * map must name h as the owner of p's chunk.  The word is h only while h
- * owns a slab there that is not full (slab.c keeps it so), and only h
- * writes h there, so a plain load and compare is enough.  The first region
- * only, with no loop over the others, whose registers the leaf cannot
- * afford; a pointer in a later region takes the slow way, which finds its
- * slab all the same.
+ * The slab of h that p lies in, for h's free in line, or NULL: the header
+ * of p's chunk must name h as its fast owner.  It does only while h owns a
+ * slab there that is not full (slab.c keeps it so), and only h writes h
+ * there, so a plain load and compare is enough: a chunk that is no slab
+ * has NULL.  The first region only, with no loop over the others, whose
+ * registers the leaf cannot afford; a pointer in a later region takes the
+ * slow way, which finds its slab all the same.
  */
 static inline struct slab *slab_owned(const struct slab_heap *h, const void *p)
 {
 	uintptr_t a = (uintptr_t)p;
 	const struct region *r = &uvm__regions[0];
+	struct slab *s;
 
-	if (a - r->base >= r->end - r->base ||
-	    atomic_load_explicit(region_chunk(r, a), memory_order_relaxed) != h)
+	if (a - r->base >= r->end - r->base)
 		return NULL;
-	if (a < SLAB_SIZE)
-		__builtin_unreachable(); /* in a region: its slab is not NULL, which the caller need not test again */
-	return slab_header(a & ~(SLAB_SIZE - 1));
+	s = region_chunk(r, a);
+	return __atomic_load_n(&s->fast, __ATOMIC_RELAXED) == h ? s : NULL;
 }
 
 /* The slab that p lies in, or NULL: the page map must name a slab area at p's 64 KiB boundary. */
@@ -204,15 +183,14 @@ static inline struct slab *slab_of(const void *p)
 /*
  * The index of p (in s) among s's objects when p starts one; otherwise a
  * number past every object.  Divisibility by a multiply (Hacker's Delight
- * 10-16): for size m 2^shift with m odd, d (p's offset from the first
- * object) times m's inverse mod 2^32, rotated right by shift, is d / size
- * when size divides d, and above (2^32 - 1) / size >= 2^19 otherwise; a p
- * below the first object wraps d to near 2^32, past them too.  One
- * compare then also tests the boundary.
+ * 10-16): for size m 2^shift with m odd, d (p's offset in the slab) times
+ * m's inverse mod 2^32, rotated right by shift, is d / size when size
+ * divides d, and above (2^32 - 1) / size >= 2^19 otherwise.  One compare
+ * then also tests the boundary.
  */
 static inline uint32_t slab_index(const struct slab *s, const void *p)
 {
-	uint32_t d = (uint32_t)((uintptr_t)p - (uintptr_t)s) - s->start, x = d * s->inv;
+	uint32_t d = (uint32_t)((uintptr_t)p & (SLAB_SIZE - 1)), x = d * s->inv;
 
 	return (x >> s->shift) | (x << ((32 - s->shift) & 31));
 }
@@ -224,25 +202,18 @@ static inline bool slab_object(const struct slab *s, const void *p)
 	return slab_index(s, p) < __atomic_load_n(&s->carved, __ATOMIC_RELAXED);
 }
 
-/* The header's last word, right before the room of the first object: an underflow of it lands here first. */
-static inline uintptr_t *slab_canary(const struct slab *s) { return (uintptr_t *)((char *)s + SLAB_HEADER) - 1; }
-static inline uintptr_t slab_canary_value(const struct slab *s) { return ~(s->mask * 0x9e3779b97f4a7c15ull); }
-
 /*
  * A never-used object of s, carved in line (a program filling its heap
  * would otherwise take the slow way once per object), or NULL when none is
  * left.  The object is not written: its page is faulted in by its user.
- * The carving trusts the header, so its canary is checked first, as every
- * slow path does: a bad one gives NULL too, and the slow path's check of
- * the header aborts on it (no call here, which would need the stack aligned).
  */
 static inline void *slab_bump(struct slab_heap *h, struct slab *s)
 {
 	void *p;
 
-	if (s->carved >= s->room || unlikely(*slab_canary(s) != slab_canary_value(s)))
+	if (s->carved >= s->room)
 		return NULL;
-	p = (char *)s + s->start + (size_t)s->carved * s->size;
+	p = (void *)(s->base + (size_t)s->carved * s->size);
 	__atomic_store_n(&s->carved, s->carved + 1, __ATOMIC_RELAXED);
 	h->carved += s->size;
 	return p;

@@ -179,9 +179,9 @@ int arena_alloc(unsigned nid, struct vmap_area *va, size_t size, size_t align)
  */
 #define MAP_OFFSET (UVM_PAGE_SIZE / 2)
 
-/* The page map, then the chunk map (a chunk more: an unaligned region's ends lie in chunks of their own). */
-static size_t slots_bytes(size_t region_bytes) { return (region_bytes >> UVM_PAGE_SHIFT << 3) + UVM_PAGE_SIZE; }
-static size_t map_bytes(size_t region_bytes) { return slots_bytes(region_bytes) + ((region_bytes >> ARENA_CHUNK_SHIFT) + 2) * sizeof(void *); }
+/* The page map, then the chunk table from a page boundary (two chunks more: an unaligned region's ends lie in chunks of their own). */
+static size_t slots_bytes(size_t region_bytes) { return align_up((region_bytes >> UVM_PAGE_SHIFT << 3) + UVM_PAGE_SIZE, UVM_PAGE_SIZE); }
+static size_t map_bytes(size_t region_bytes) { return slots_bytes(region_bytes) + ((region_bytes >> ARENA_CHUNK_SHIFT) + 2) * ARENA_CHUNK_BYTES; }
 static void *map_start(const struct region *r) { return (char *)r->map - MAP_OFFSET; }
 
 static int add_region(unsigned nid, size_t size, uintptr_t *base)
@@ -211,7 +211,7 @@ static int add_region(unsigned nid, size_t size, uintptr_t *base)
 	r->base = *base;
 	r->end = *base + size;
 	r->nid = nid;
-	r->chunks = (uintptr_t)map_start(r) + slots_bytes(size) - (*base >> ARENA_CHUNK_SHIFT) * sizeof(void *);
+	r->chunks = (uintptr_t)map_start(r) + slots_bytes(size) - (*base >> ARENA_CHUNK_SHIFT) * ARENA_CHUNK_BYTES;
 	atomic_store_explicit(&r->committed, *base, memory_order_relaxed);
 	atomic_store_explicit(&uvm__nr_regions, n + 1, memory_order_release);
 	return 0;
@@ -542,12 +542,12 @@ size_t arena_map_resident(void)
 		uintptr_t top = atomic_load(&r->committed);
 		uintptr_t chunks = align_down((uintptr_t)region_chunk(r, r->base), UVM_PAGE_SIZE);
 
-		/* Slots and chunk words are written only for areas, which lie below the committed top: the maps above it were never touched. */
+		/* Slots and chunk records are written only for areas, which lie below the committed top: the maps above it were never touched. */
 		if (r->base == r->end)
 			continue;
 		bytes += os_resident((uintptr_t)map_start(r),
 				     align_up(MAP_OFFSET + ((top - r->base) >> UVM_PAGE_SHIFT << 3), UVM_PAGE_SIZE));
-		bytes += os_resident(chunks, align_up((uintptr_t)region_chunk(r, top) + sizeof(void *), UVM_PAGE_SIZE) - chunks);
+		bytes += os_resident(chunks, align_up((uintptr_t)region_chunk(r, top) + ARENA_CHUNK_BYTES, UVM_PAGE_SIZE) - chunks);
 	}
 	return bytes;
 }

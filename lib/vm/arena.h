@@ -11,10 +11,11 @@
  * tree, never on a cache hit: slots of small neighbouring areas share cache
  * lines, and writing them from several threads would bounce the lines.
  *
- * And its chunk map: one word per 64 KiB chunk, which this layer only
- * allocates and the heap layer fills (slab.h: the owner of the slab that
- * starts there), so that an owner's free learns with one load that its
- * pointer lies in a slab of its own.
+ * And its chunk table: ARENA_CHUNK_BYTES per 64 KiB chunk, which this
+ * layer only allocates (zeroed) and the heap layer fills (slab.h: the
+ * header of the slab that starts there).  Dense, so the headers of a
+ * program's slabs share few pages and spread over every cache set, and
+ * out of the slabs, so no write past a block reaches one.
  */
 #ifndef UVM_ARENA_H
 #define UVM_ARENA_H
@@ -27,6 +28,7 @@
 #define ARENA_MAX_REGIONS 256
 #define ARENA_ADDR_BITS 48 /* every region lies below 2^48: slab.h packs a count above its addresses */
 #define ARENA_CHUNK_SHIFT 16
+#define ARENA_CHUNK_BYTES 128
 
 typedef struct vmap_area *_Atomic va_slot_t;
 
@@ -35,7 +37,7 @@ struct region {
 	_Atomic uintptr_t committed; /* [base, committed) is read/write */
 	va_slot_t *map;              /* one slot per page of [base, end) */
 	unsigned nid;                /* the NUMA node it is bound to */
-	uintptr_t chunks;            /* the chunk map, less base's chunk number: the word of chunk addr >> ARENA_CHUNK_SHIFT is at that index */
+	uintptr_t chunks;            /* the chunk table, less base's chunk number of records: chunk addr >> ARENA_CHUNK_SHIFT's record is at that index */
 };
 
 /*
@@ -65,10 +67,10 @@ static inline struct region *region_of(uintptr_t addr)
 /* The page-map slot of the page at addr, in r, the region that holds it. */
 static inline va_slot_t *region_slot(const struct region *r, uintptr_t addr) { return &r->map[(addr - r->base) >> UVM_PAGE_SHIFT]; }
 
-/* The chunk-map word of the 64 KiB chunk at addr, in r, the region that holds it. */
-static inline void *_Atomic *region_chunk(const struct region *r, uintptr_t addr)
+/* The chunk-table record of the 64 KiB chunk at addr, in r, the region that holds it. */
+static inline void *region_chunk(const struct region *r, uintptr_t addr)
 {
-	return (void *_Atomic *)(r->chunks + (addr >> ARENA_CHUNK_SHIFT) * sizeof(void *));
+	return (void *)(r->chunks + (addr >> ARENA_CHUNK_SHIFT) * ARENA_CHUNK_BYTES);
 }
 
 /* The page-map slot of the page at addr, or NULL when no region holds it. */

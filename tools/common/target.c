@@ -214,7 +214,9 @@ static enum target_err check_descriptor(const struct uvm_descriptor *d)
 			     fits(d->slab_objsize, 4, hs) && fits(d->slab_remote, 8, hs),
 		     "a slab header field lies outside slab_header");
 		NEED(d->slab_remote_shift >= 32 && d->slab_remote_shift < 64, "slab_remote_shift out of range");
-		NEED(d->slab_color_shift < 64 && d->slab_color_mask + hs <= d->slab_size, "slab_color out of range");
+		NEED(fits(d->region_chunks, 8, d->region_size), "region_chunks lies outside region_size");
+		NEED((uint64_t)1 << d->chunk_shift == d->slab_size && d->chunk_bytes >= hs && d->chunk_bytes <= SLAB_HEADER_MAX,
+		     "chunk_shift or chunk_bytes out of range");
 	}
 	return T_OK;
 }

@@ -374,6 +374,7 @@ static enum target_err read_regions(const struct target *t, struct snapshot *s)
 		struct region_info r = { *(const uint64_t *)(o + d->region_base), *(const uint64_t *)(o + d->region_end),
 					 *(const uint64_t *)(o + d->region_committed),
 					 d->region_map ? *(const uint64_t *)(o + d->region_map) : 0,
+					 target_has_slabs(d) ? *(const uint64_t *)(o + d->region_chunks) : 0,
 					 *(const uint32_t *)(o + d->region_nid) };
 
 		if (r.base == r.end)
@@ -498,10 +499,11 @@ static void read_slab(const struct target *t, struct snapshot *s, const struct a
 	uint32_t used, carved, room, size;
 	uint64_t remote, objs, live, pending;
 	struct slab_class *k;
+	const struct region_info *r = region_holding(s, a->start, a->end);
 
 #define FIELD(off, type) (*(const type *)(h + (off)))
-	if (a->end - a->start < d->slab_size ||
-	    target_read(t, a->start + ((a->start >> d->slab_color_shift) & d->slab_color_mask), h, d->slab_header)) {
+	if (!r || a->end - a->start < d->slab_size ||
+	    target_read(t, r->chunks + (a->start >> d->chunk_shift) * d->chunk_bytes, h, d->slab_header)) {
 		s->slabs_unread++;
 		return;
 	}

@@ -28,6 +28,7 @@ struct area {
 
 struct region_info {
 	uint64_t base, end, committed, map;
+	uint64_t chunks; /* the chunk table's word (slab headers), 0 without slabs */
 	unsigned nid;
 };
 

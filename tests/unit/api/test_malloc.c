@@ -571,29 +571,6 @@ static void overflow_into_freed_neighbour(void *arg)
 		_exit(3); /* both served from a corrupted list */
 }
 
-static void underflow_into_slab_header(void *arg)
-{
-	char *first = NULL, *p;
-
-	(void)arg;
-	/* The first object of a fresh slab: 128 bytes past its header, at the header's colour (slab.h: 64 B times the slab's number mod 16). */
-	for (int n = 0; !first && n < 4096; n++) {
-		uintptr_t a = (uintptr_t)(p = xmalloc(48));
-
-		if ((a & 0xffff) == ((a >> 10) & 0x3c0) + 128)
-			first = p;
-	}
-	if (!first)
-		_exit(4);
-	scribble(first - 64, 'U', 64);
-	/* Fill the slab so that it is full and no longer current, then free into it: a slow path reads its header. */
-	for (int i = 0; i < 2000; i++)
-		if (!xmalloc(48))
-			_exit(4);
-	xfree(first);
-	xfree(first + 48);
-}
-
 Test(malloc, freed_objects_links_are_checked)
 {
 	expect_death(uaf_plants_a_pointer, NULL, SIGABRT, "uvmalloc: corrupted free list in slab 0x");
@@ -601,7 +578,6 @@ Test(malloc, freed_objects_links_are_checked)
 	expect_death(overflow_into_freed_neighbour, (void *)1, SIGABRT, "uvmalloc: corrupted free list in slab 0x");
 	expect_death(overflow_into_freed_neighbour, (void *)8, SIGABRT, "uvmalloc: corrupted free list in slab 0x");
 	expect_death(overflow_into_freed_neighbour, (void *)64, SIGABRT, "uvmalloc: corrupted");
-	expect_death(underflow_into_slab_header, NULL, SIGABRT, "uvmalloc: corrupted header in slab 0x");
 }
 
 /*

@@ -2,13 +2,15 @@
  * tests/unit/heap/test_slab.c - small objects (lib/heap/slab.c): size classes and
  * alignment, reuse, frees from other threads, empty slabs going back,
  * orphaned slabs adopted after a thread exits, bad and double frees, the
- * free's object test and the chunk map's owner words.
+ * free's object test, and the headers: their fast-owner words, and their
+ * place in the chunk tables.
  */
 #include "helpers.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "arena.h"
@@ -311,7 +313,7 @@ static void never_carved_free(void *arg)
 	struct slab *s = slab_of(p);
 
 	(void)arg;
-	uvm_free((char *)s + s->start + (size_t)s->carved * s->size);
+	uvm_free((char *)s->base + (size_t)s->carved * s->size);
 }
 
 static void foreign_free(void *arg)
@@ -384,28 +386,27 @@ Test(slab, object_index_is_exact)
 			uvm_free(p);
 			break;
 		}
-		char *first = (char *)s + s->start;
+		cr_assert_eq(s->base, (uintptr_t)p & ~(SLAB_SIZE - 1));
+		cr_assert_leq((size_t)s->room * s->size, SLAB_SIZE);
+		for (uintptr_t off = 0; off < SLAB_SIZE; off += 16) {
+			uint32_t got = slab_index(s, (void *)(s->base + off));
 
-		cr_assert_eq(slab_base(s), (uintptr_t)p & ~(SLAB_SIZE - 1));
-		cr_assert_leq((uintptr_t)(first + (size_t)s->room * s->size), slab_base(s) + SLAB_SIZE);
-		for (uintptr_t a = slab_base(s); a < slab_base(s) + SLAB_SIZE; a += 16) {
-			uint32_t got = slab_index(s, (void *)a);
-
-			if (a >= (uintptr_t)first && (a - (uintptr_t)first) % s->size == 0)
-				cr_assert_eq(got, (a - (uintptr_t)first) / s->size, "class %u, offset %zu", s->size, a - slab_base(s));
+			if (off % s->size == 0)
+				cr_assert_eq(got, off / s->size, "class %u, offset %zu", s->size, (size_t)off);
 			else
-				cr_assert_geq(got, s->room, "class %u, offset %zu: index %u", s->size, a - slab_base(s), got);
+				cr_assert_geq(got, s->room, "class %u, offset %zu: index %u", s->size, (size_t)off, got);
 		}
 		uvm_free(p);
 	}
 }
 
+/* The fast owner in the header of p's chunk. */
 static void *chunk_word(const void *p)
 {
 	struct region *r = region_of((uintptr_t)p);
 
 	cr_assert_not_null(r);
-	return atomic_load(region_chunk(r, (uintptr_t)p));
+	return ((struct slab *)region_chunk(r, (uintptr_t)p))->fast;
 }
 
 static void *orphan_one(void *arg)
@@ -415,11 +416,11 @@ static void *orphan_one(void *arg)
 }
 
 /*
- * The chunk map names a slab's owner while the slab is its owner's and not
- * full, NULL otherwise: full, orphaned, or released.  The owner's free in
- * line trusts nothing else.
+ * A slab's header names its owner as the fast owner while the slab is its
+ * owner's and not full, NULL otherwise: full, orphaned, or released.  The
+ * owner's free in line trusts nothing else.
  */
-Test(slab, chunk_words_follow_their_slabs)
+Test(slab, fast_owners_follow_their_slabs)
 {
 	enum { N = 3000 };
 	static char *p[N];
@@ -432,17 +433,17 @@ Test(slab, chunk_words_follow_their_slabs)
 	p[0] = uvm_malloc(272);
 	me = &uvm__heap->slab;
 	first = slab_of(p[0]);
-	cr_assert_eq(chunk_word(first), me);
+	cr_assert_eq(chunk_word((void *)first->base), me);
 	for (i = 1; slab_of(p[i - 1]) == first; i++) /* past the first slab's room: it goes full */
 		p[i] = uvm_malloc(272);
 	cr_assert_lt(i, N);
-	cr_assert_null(chunk_word(first), "a full slab keeps its owner word");
+	cr_assert_null(chunk_word((void *)first->base), "a full slab keeps its owner word");
 	cr_assert_eq(chunk_word(p[i - 1]), me);
 	uvm_free(p[0]); /* the slow way: back to the partial list */
-	cr_assert_eq(chunk_word(first), me);
+	cr_assert_eq(chunk_word((void *)first->base), me);
 	for (unsigned j = 1; j < i - 1; j++)
 		uvm_free(p[j]);
-	cr_assert_null(chunk_word(first), "a released slab keeps its owner word");
+	cr_assert_null(chunk_word((void *)first->base), "a released slab keeps its owner word");
 	uvm_free(p[i - 1]);
 
 	cr_assert_eq(pthread_create(&t, NULL, orphan_one, &orphaned), 0);
@@ -455,27 +456,31 @@ Test(slab, chunk_words_follow_their_slabs)
 	uvm_free(p[0]);
 }
 
-/* Headers lie at their slab's colour, and slabs side by side take different colours: their hot lines fall in different cache sets. */
-Test(slab, headers_take_their_colours)
+/*
+ * Headers live in the regions' chunk tables, not in the slabs: a slab's
+ * first object starts at its base, headers of slabs side by side are
+ * neighbours in the table, and a write before a slab's first object (an
+ * underflow) reaches no header: the slab keeps working.
+ */
+Test(slab, headers_live_out_of_the_slabs)
 {
-	enum { SLABS = 32 };
-	uintptr_t seen[SLABS];
-	unsigned n = 0, colours = 0;
+	char *first = NULL, *p, *q;
+	struct slab *s;
 
-	while (n < SLABS) {
-		void *p = uvm_malloc(16);
-		struct slab *s = slab_of(p);
-		uintptr_t base = slab_base(s);
-
-		cr_assert_eq((uintptr_t)s - base, (base >> 16) % SLAB_COLORS * SLAB_COLOR_STEP);
-		if (!n || seen[n - 1] != base)
-			seen[n++] = base;
-	}
-	for (unsigned c = 0; c < SLAB_COLORS; c++)
-		for (unsigned i = 0; i < SLABS; i++)
-			if ((seen[i] >> 16) % SLAB_COLORS == c) {
-				colours++;
-				break;
-			}
-	cr_assert_geq(colours, SLAB_COLORS / 2, "%u slabs in %u colours", SLABS, colours);
+	/* Not at its region's start, whose page before is not the region's. */
+	for (int n = 0; !first && n < 5000; n++)
+		if (((uintptr_t)(p = uvm_malloc(48)) & (SLAB_SIZE - 1)) == 0 && (uintptr_t)p != region_of((uintptr_t)p)->base)
+			first = p;
+	cr_assert_not_null(first, "no slab's first object at its base");
+	s = slab_of(first);
+	cr_assert_eq(s->base, (uintptr_t)first);
+	cr_assert_eq((uintptr_t)s, (uintptr_t)region_chunk(region_of(s->base), s->base));
+	cr_assert(s->base - (uintptr_t)s >= SLAB_SIZE || (uintptr_t)s - s->base >= SLAB_SIZE, "the header lies in its slab");
+	memset(first - 64, 'U', 64); /* the page before an area is a guard page or free space: no one's */
+	for (int i = 0; i < 2000; i++)
+		cr_assert_not_null(uvm_malloc(48));
+	uvm_free(first);
+	q = uvm_malloc(48);
+	cr_assert_not_null(q);
+	uvm_free(q);
 }
