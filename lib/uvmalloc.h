@@ -184,8 +184,8 @@ struct uvm_frag {
 	uint64_t lazy_bytes;        /* lazily freed areas before their purge */
 	uint64_t pooled_bytes;      /* areas in pools */
 	uint64_t slab_free_bytes;   /* freed objects in slabs (the classes' free * size) */
-	uint64_t slab_meta_bytes;   /* slab headers and the tails too small for an object */
-	uint64_t metadata_bytes;    /* thread heaps, area objects and the resident part of the page maps: outside the regions */
+	uint64_t slab_meta_bytes;   /* slabs' tails too small for an object (their headers are metadata, in the regions' chunk tables) */
+	uint64_t metadata_bytes;    /* thread heaps, area objects and the resident part of the page maps and chunk tables: outside the regions */
 	/* The address space below each region's committed top, where holes between areas count */
 	uint64_t span_bytes;        /* committed, all regions */
 	uint64_t span_free_bytes;   /* free ranges (the free trees' ranges, clipped at the committed tops) */

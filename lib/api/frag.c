@@ -8,7 +8,7 @@
  * kept it near 0 whatever the heap held.  Here free ranges count only below
  * each region's committed top, where holes between live areas are, and
  * every byte of resident memory that is not a live block is put where it
- * sits: thread caches, lazy lists, pools, freed slab objects, slab headers,
+ * sits: thread caches, lazy lists, pools, freed slab objects, slab tails,
  * or metadata outside the regions.
  */
 #include <errno.h>

@@ -65,7 +65,7 @@ static int format_frag(char *buf, size_t len, const struct uvm_frag *f)
 {
 	int n = snprintf(buf, len,
 		"uvmalloc: resident %.1f MiB, live %.1f MiB: overhead %.1f MiB (%.1f %%); held in thread caches %.1f, lazy %.1f, "
-		"pools %.1f, free slab objects %.1f, slab headers %.1f MiB; metadata %.1f MiB outside the regions\n"
+		"pools %.1f, free slab objects %.1f, slab tails %.1f MiB; metadata %.1f MiB outside the regions\n"
 		"uvmalloc: committed span %.1f MiB: %llu free ranges %.1f MiB, largest %.1f MiB, fragmentation %.4f\n"
 		"uvmalloc: requested %.1f MiB, handed out %.1f MiB (rounding %.1f %%) all time; live areas' page rounding %.1f MiB\n"
 		"uvmalloc: process resident %.1f MiB, at its peak %.1f MiB\n",

@@ -116,7 +116,7 @@ struct uvm_span {
 	uint64_t largest;
 };
 void arena_span(struct uvm_span *sp);
-/* Resident bytes of the regions' committed parts, and of their page maps. */
+/* Resident bytes of the regions' committed parts, and of their page maps and chunk tables. */
 size_t arena_resident(void);
 size_t arena_map_resident(void);
 /* 0 if every free tree passes va_tree_check and agrees with its counters (test oracle). */

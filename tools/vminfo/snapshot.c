@@ -592,8 +592,9 @@ static int64_t resident_pages(int fd, uint64_t addr, uint64_t len, uint64_t page
 
 /*
  * The library's metadata, as uvm_frag_stats counts it: heaps and area
- * objects from their counters, and the page maps' resident pages below
- * each committed top (no slot above it is ever written).
+ * objects from their counters, and the page maps' and chunk tables'
+ * resident pages below each committed top (no slot or record above it is
+ * ever written).
  */
 static void read_metadata(const struct target *t, struct snapshot *s)
 {
@@ -613,6 +614,13 @@ static void read_metadata(const struct target *t, struct snapshot *s)
 		const struct region_info *r = &s->regions[i];
 		int64_t pages = resident_pages(fd, r->map, (r->committed - r->base) / d->page_size * 8, d->page_size);
 
+		if (pages >= 0 && r->chunks) { /* and the chunk table's records below the committed top (the slab headers) */
+			uint64_t lo = r->chunks + (r->base >> d->chunk_shift) * d->chunk_bytes;
+			uint64_t hi = r->chunks + ((r->committed >> d->chunk_shift) + 1) * d->chunk_bytes;
+			int64_t more = resident_pages(fd, lo, hi - lo, d->page_size);
+
+			pages = more < 0 ? more : pages + more;
+		}
 		if (pages < 0) {
 			close(fd);
 			return;

@@ -366,7 +366,7 @@ static void print_summary(const struct snapshot *s, const struct summary *m, boo
 	       (ull)s->cache_hits, (ull)s->cache_misses, (ull)s->purges, sz(s->purged_bytes, exact), (ull)s->mmap_calls,
 	       (ull)s->mprotect_calls, (ull)s->madvise_calls, (ull)s->mremap_calls, (ull)s->other_calls);
 	printf("  overhead      %12s of the resident (%.1f %%) hold no live block (live %s): held in thread caches %s,\n"
-	       "                lazily %s, in pools %s; free slab objects %s, slab headers %s\n",
+	       "                lazily %s, in pools %s; free slab objects %s, slab tails %s\n",
 	       sz(m->overhead, exact), s->rss_kb ? 100.0 * (double)m->overhead / (double)(s->rss_kb * 1024) : 0.0,
 	       sz(m->live, exact), sz(m->cached, exact), sz(m->lazy, exact), sz(s->pooled_bytes, exact),
 	       sz(s->slab_free_bytes, exact), sz(s->slab_meta_bytes, exact));
