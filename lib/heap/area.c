@@ -137,6 +137,9 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 	struct vmap_area *va = NULL;
 	LIST_HEAD(donors);
 
+	if (h && node < 0)
+		h->pcp.hit = &h->pcp.nodes[nid]; /* the node the hits pop from, until the next miss */
+
 	if (huge && align < HUGE_SIZE)
 		align = HUGE_SIZE;
 	if (h && (va = pcp_get(h, nid, size >> UVM_PAGE_SHIFT, align))) {

@@ -10,7 +10,6 @@
 #include "arena.h"
 #include "heap.h"
 #include "huge.h"
-#include "numa_node.h"
 #include "pcp.h"
 #include "vmap.h"
 
@@ -23,9 +22,9 @@ static inline struct vmap_area *area_pop(struct heap *h, size_t bytes, size_t pa
 {
 	struct vmap_area *va;
 
-	if (unlikely(uvm__numa_nodes != 1 || !heap_try_enter(h)))
+	if (unlikely(!heap_try_enter(h)))
 		return NULL;
-	va = pcp_pop(&h->pcp, 0, pages, align);
+	va = pcp_pop(&h->pcp, pages, align);
 	heap_leave(h);
 	if (likely(va)) {
 		va->flags |= VA_REUSED;
@@ -41,9 +40,8 @@ static inline struct vmap_area *area_pop(struct heap *h, size_t bytes, size_t pa
  * align (at least a page), from the exact bin of h's cache (h: the calling
  * thread's heap, or NULL) when its hottest area is so aligned, with plain
  * loads and stores and no call, so that it compiles to a leaf; NULL when there
- * is none, or bytes is 0 or too large for a bin, or the heap is claimed,
- * or the machine has several NUMA nodes (the slow path finds the same bin
- * of the local node).
+ * is none, or bytes is 0 or too large for a bin, or the heap is claimed.
+ * The bin is of the NUMA node the thread ran on at its last miss (pcp.hit).
  */
 static inline struct vmap_area *area_alloc_hit_aligned(struct heap *h, size_t bytes, size_t align, const void *caller)
 {

@@ -183,6 +183,7 @@ static void overflow_locked(struct pcp *p, struct list_head *out)
 void pcp_heap_init(struct pcp *p)
 {
 	p->high = PCP_HIGH_MIN_PAGES < uvm__pcp_high_max ? PCP_HIGH_MIN_PAGES : uvm__pcp_high_max;
+	p->hit = &p->nodes[0];
 	list_init(&p->spare);
 	for (unsigned nid = 0; nid < reg.nodes; nid++)
 		for (unsigned i = 0; i < PCP_LISTS; i++) {

@@ -63,6 +63,14 @@ struct pcp {
 	 */
 	struct list_head spare;
 	size_t nr_spare;
+	/*
+	 * The lists the in-line hits pop: those of the NUMA node the thread ran
+	 * on at its last miss (each miss looks the node up; a hit reads no CPU
+	 * number), so that a hit on a machine of several nodes costs what it
+	 * costs on one: a thread that moved gets its old node's areas until its
+	 * next miss.
+	 */
+	struct pcp_node *hit;
 	struct pcp_node nodes[];
 };
 
@@ -106,7 +114,7 @@ static inline void pcp_link(struct pcp *p, struct pcp_node *n, unsigned i, struc
 }
 
 /*
- * The hit: the hottest cached area of node nid's list for pages pages
+ * The hit: the hottest cached area of p's hit lists' list for pages pages
  * (guard included) if it has exactly that many and starts on an align
  * boundary (a page always does), or NULL.  A bin's areas all fit; an order
  * list's hottest fits when a program recycles one size, and anything else
@@ -115,9 +123,9 @@ static inline void pcp_link(struct pcp *p, struct pcp_node *n, unsigned i, struc
  * keeps naming the list: the area goes back there when its owner frees it
  * (VA_LIVE_BIN), and the live flag tells it from a cached one.
  */
-static inline struct vmap_area *pcp_pop(struct pcp *p, unsigned nid, size_t pages, size_t align)
+static inline struct vmap_area *pcp_pop(struct pcp *p, size_t pages, size_t align)
 {
-	struct pcp_list *l = &p->nodes[nid].lists[pcp_list_index(pages)];
+	struct pcp_list *l = &p->hit->lists[pcp_list_index(pages)];
 	struct vmap_area *va;
 
 	if (!l->count)

@@ -7,11 +7,14 @@
 #include "helpers.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "area.h"
+#include "heap.h"
 #include "pcp.h"
 #include "uvmalloc.h"
 
@@ -542,4 +545,38 @@ Test(pcp, small_objects_of_other_threads_decay_an_idle_cache)
 		uvm_free(window[i]);
 	atomic_store(&worker_state, 2);
 	pthread_join(t, NULL);
+}
+
+static void two_pretend_nodes(void) { setenv("UVM_FAKE_NUMA", "2", 1); }
+
+/*
+ * On a machine of several NUMA nodes the hits are in line too, from the
+ * bins of the node the thread ran on at its last miss (they missed there
+ * always, a search of the node's cache each time).  CPU c is pretend node
+ * c mod 2: the thread runs on the last CPU, of node 1 on a machine of two.
+ */
+Test(pcp, hits_follow_the_node_of_the_last_miss, .init = two_pretend_nodes)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned node = (unsigned)((cpus - 1) % 2);
+	cpu_set_t one;
+	uint64_t hits;
+	struct heap *h;
+	void *p;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpus - 1, &one);
+	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	p = uvm_vmalloc(4096); /* a miss: the hits' node is this one's */
+	h = uvm__heap;
+	cr_assert_eq(h->pcp.hit, &h->pcp.nodes[node]);
+	uvm_vfree(p);
+	hits = stats().cache_hits;
+	for (int i = 0; i < 100; i++) {
+		void *q = uvm_vmalloc(4096);
+
+		cr_assert_eq(q, p);
+		uvm_vfree(q);
+	}
+	cr_assert_eq(stats().cache_hits - hits, 100);
 }
