@@ -297,16 +297,12 @@ static uvm_noinline void free_large(void *p)
 	free_named("free", p);
 }
 
-/* Not the owner's small object: the owner's area of bin size in line, else the slow way. */
-static uvm_noinline void free_not_small(void *p)
+/* Not the owner's small object (the caller has a heap and no snapshot is traced): the owner's area of bin size in line, else the slow way. */
+static uvm_noinline void free_area(void *p)
 {
-	if (uvm__heap && !UVM_TRACED(snapshot)) {
-		if (area_free_own((uintptr_t)p))
-			return;
-		free_large(p);
+	if (area_free_own((uintptr_t)p))
 		return;
-	}
-	free_named("free", p);
+	free_large(p);
 }
 
 /*
@@ -320,12 +316,16 @@ void uvm_free(void *p)
 	struct heap *h = uvm__heap;
 	struct slab *s;
 
-	if (likely(h && !UVM_TRACED(snapshot)) && (s = slab_free_hit(&h->slab, p))) {
-		if (unlikely(slab_emptied(&h->slab, s)))
-			slab_release_empty(s);
+	if (likely(h && !UVM_TRACED(snapshot))) {
+		if (likely(s = slab_free_hit(&h->slab, p))) {
+			if (unlikely(slab_emptied(&h->slab, s)))
+				slab_release_empty(s);
+			return;
+		}
+		free_area(p);
 		return;
 	}
-	free_not_small(p);
+	free_named("free", p);
 }
 
 size_t uvm_malloc_usable_size(void *p)
