@@ -13,7 +13,8 @@
  * Lock order: a path that holds one of these takes only locks further
  * down the list, and init.c's fork_prepare takes them all in this order.
  *   1. init_lock (init.c): the set-up, and a fork racing it.
- *   2. the heap profile's lock (prof.c): taken with no other held.
+ *   2. the heap profile's unwind lock, then its table lock (prof.c): each
+ *      taken with no other held.
  *   3. slab.c: late_lock, then sl.lock (orphaned and late slabs).
  *   4. the heap registry's lock (heap.c), then claims of heaps.  A claim is
  *      no lock but a flag that the owner waits on in heap_enter (heap.h);

@@ -31,6 +31,15 @@ struct prof_block {
 };
 
 static uvm_lock_t lock = UVM_LOCK_INIT;
+/*
+ * Held across every unwind, and by fork: the unwinders keep locks of their
+ * own (libunwind's cache, libgcc's object list) that a fork in the middle
+ * of another thread's unwind would leave held in the child for good, and
+ * the child's first sample would wait on one forever (tests/mt under load
+ * hung so: a child in unw_backtrace).  Unwinds are serialised by it; they
+ * are one per sample.
+ */
+static uvm_lock_t unwind_lock = UVM_LOCK_INIT;
 static volatile uint64_t seq;         /* odd while the stack table changes */
 static struct prof_stack *stacks;     /* PROF_STACKS entries, reserved at the first sample */
 static volatile uint64_t nr_stacks;
@@ -401,9 +410,11 @@ void *prof_record(void *p, size_t size)
 
 	if (!va)
 		return p;
+	uvm_lock(&unwind_lock);
 	unwinding = true; /* finding the unwinder allocates (dlopen): those allocations go unsampled */
 	n = unwind(frames);
 	unwinding = false;
+	uvm_unlock(&unwind_lock);
 	hash = stack_hash(frames, n);
 	b.bytes = (double)size / sampled_share(size, rate);
 	b.count = b.bytes / (double)size;
@@ -486,9 +497,23 @@ size_t prof_live_stacks(struct prof_stack *out, size_t max)
 	return n;
 }
 
-void prof_fork_prepare(void) { uvm_lock(&lock); }
-void prof_fork_parent(void) { uvm_unlock(&lock); }
-void prof_fork_child(void) { uvm_lock_init(&lock); }
+void prof_fork_prepare(void)
+{
+	uvm_lock(&unwind_lock);
+	uvm_lock(&lock);
+}
+
+void prof_fork_parent(void)
+{
+	uvm_unlock(&lock);
+	uvm_unlock(&unwind_lock);
+}
+
+void prof_fork_child(void)
+{
+	uvm_lock_init(&lock);
+	uvm_lock_init(&unwind_lock);
+}
 
 void prof_describe(struct uvm_descriptor *d)
 {
