@@ -158,17 +158,7 @@ static void thread_exit(void *arg)
 	atomic_store(&h->retired, true);
 	/* Slabs first: the empty ones go back through the area cache, which drains next. */
 	slab_heap_exit(&h->slab);
-	/*
-	 * Busy while the caches drain, as every change to them is: a fork (or a
-	 * decay) claims the heap and waits, instead of copying a cache halfway
-	 * through its drain into the child, whose own drain of it then never
-	 * ended (tests/mt under load: a list count and the page count that
-	 * disagreed).  The slabs' exit above takes the orphan lock, which a
-	 * claimer may hold while it waits: it stays outside.
-	 */
-	heap_enter(h);
 	pcp_heap_exit(h);
-	heap_leave(h);
 	uvm_lock(&reg.lock);
 	slab_heap_fold(&h->slab);
 	pcp_heap_fold(&h->pcp);

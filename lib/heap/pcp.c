@@ -192,15 +192,25 @@ void pcp_heap_init(struct pcp *p)
 		}
 }
 
+/*
+ * Busy while the caches drain, as every change to them is: a fork (or a
+ * decay) claims the heap and waits, instead of copying a cache halfway
+ * through its drain into the child, whose own drain of it then never
+ * ended (tests/mt under load: a list count and the page count that
+ * disagreed).  A fork child's drain of a dead heap finds its claim
+ * cleared.
+ */
 void pcp_heap_exit(struct heap *h)
 {
 	LIST_HEAD(out);
 
+	heap_enter(h);
 	drain_locked(&h->pcp, 0, &out);
 	heap_inbox_take(h, &out);
 	purge_free_backed(&out);
 	meta_va_free_list(&h->pcp.spare);
 	h->pcp.nr_spare = 0;
+	heap_leave(h);
 }
 
 void pcp_heap_fold(struct pcp *p)

@@ -79,7 +79,12 @@ size_t pcp_lists_size(unsigned nodes);
 /* Read UVM_PCP and UVM_PCP_HIGH.  0 or an errno. */
 int pcp_init(unsigned nodes);
 void pcp_heap_init(struct pcp *p);
-/* Drain h's caches and inbox to the nodes (thread exit, or a fork child's copy of another thread's heap). */
+/*
+ * Drain h's caches and inbox to the nodes (thread exit, or a fork child's
+ * copy of another thread's heap), h busy meanwhile.  Takes no lock a
+ * claimer may hold while it waits (the caller's slab exit, which takes the
+ * orphan lock, comes first and outside).
+ */
 void pcp_heap_exit(struct heap *h);
 /* Add an exited thread's counters to the process's (registry lock held). */
 void pcp_heap_fold(struct pcp *p);

@@ -538,13 +538,13 @@ size_t arena_map_resident(void)
 
 	for (int i = 0; i < n; i++) {
 		const struct region *r = &uvm__regions[i];
+		uintptr_t top, chunks;
 
-		uintptr_t top = atomic_load(&r->committed);
-		uintptr_t chunks = align_down((uintptr_t)region_chunk(r, r->base), UVM_PAGE_SIZE);
-
-		/* Slots and chunk records are written only for areas, which lie below the committed top: the maps above it were never touched. */
 		if (r->base == r->end)
 			continue;
+		/* Slots and chunk records are written only for areas, which lie below the committed top: the maps above it were never touched. */
+		top = atomic_load(&r->committed);
+		chunks = align_down((uintptr_t)region_chunk(r, r->base), UVM_PAGE_SIZE);
 		bytes += os_resident((uintptr_t)map_start(r),
 				     align_up(MAP_OFFSET + ((top - r->base) >> UVM_PAGE_SHIFT << 3), UVM_PAGE_SIZE));
 		bytes += os_resident(chunks, align_up((uintptr_t)region_chunk(r, top) + ARENA_CHUNK_BYTES, UVM_PAGE_SIZE) - chunks);
