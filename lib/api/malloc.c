@@ -339,7 +339,13 @@ size_t uvm_malloc_usable_size(void *p)
 
 /* ---------------------------------------------------------- realloc */
 
-/* Whether p's block can keep size bytes where it is: a slab object not over twice too big, or an area resized in place. */
+/*
+ * Whether p's block can keep size bytes where it is: a block at most twice
+ * too big stays (tcmalloc's rule: a move costs an allocation, a copy and a
+ * free, and a buffer shrunk by half tends to grow back), else an area
+ * resized in place.  An area shrinking to less than half, and to slab
+ * size, moves into a slab.
+ */
 static bool fits_in_place(void *p, size_t have, size_t size)
 {
 	struct vmap_area *va;
@@ -347,9 +353,9 @@ static bool fits_in_place(void *p, size_t have, size_t size)
 	if (early_owns(p))
 		return false;
 	if (have <= slab_max())
-		return size <= have && (size > have / 2 || have == 16);
-	if (size <= slab_max())
-		return false; /* an area shrinking to slab size moves into a slab */
+		return size <= have && (size >= have / 2 || have == 16);
+	if (size <= slab_max() && size < have / 2)
+		return false;
 	va = area_find((uintptr_t)p);
 	if (!va || area_resize(va, align_up(size, UVM_PAGE_SIZE)))
 		return false;

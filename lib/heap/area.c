@@ -294,23 +294,31 @@ static int shrink(struct vmap_area *va, uintptr_t new_end)
 }
 
 /* Grow into the thread's own cached neighbour (a tail an earlier shrink cut off), then back to size. */
-static int grow_cached(struct vmap_area *va, uintptr_t new_end)
+static bool grow_cached(struct vmap_area *va, uintptr_t new_end)
 {
 	struct heap *h = uvm__heap;
 
 	if (!h || va->heap != h || !pcp_absorb_next(h, va, new_end))
-		return ENOMEM;
-	return va->va_end > new_end ? shrink(va, new_end) : 0;
+		return false;
+	if (va->va_end > new_end)
+		shrink(va, new_end); /* out of metadata: va keeps the whole neighbour */
+	return true;
 }
 
+/*
+ * The thread's own cached neighbour first: a program that grows and
+ * shrinks one buffer finds its last shrink's tail there, and the free
+ * tree, whose lock and walk a look costs, cannot hold the range then.
+ */
 static int grow(struct vmap_area *va, uintptr_t new_end)
 {
 	uintptr_t old_end = va->va_end, start, end;
 	struct vmap_area probe = *va;
-	int err = arena_extend(&probe, new_end - va->va_end);
 
-	if (err)
-		return grow_cached(va, new_end);
+	if (grow_cached(va, new_end))
+		return 0;
+	if (arena_extend(&probe, new_end - va->va_end))
+		return ENOMEM;
 	guard_remove(old_end - UVM_PAGE_SIZE);
 	vn_busy_resize(va, new_end);
 	huge_body(va, &start, &end);

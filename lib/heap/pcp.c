@@ -336,8 +336,7 @@ static void merge_next(struct pcp *p, struct vmap_area *va)
 		unlink_cached(p, next);
 		os_guard_remove(va->va_end - UVM_PAGE_SIZE, UVM_PAGE_SIZE); /* va's guard page is inside now */
 		va->flags |= next->flags & (VA_HUGE | VA_MOVED | VA_REUSED);
-		vn_busy_erase(next);
-		vn_busy_resize(va, next->va_end);
+		vn_busy_join(va, next);
 		spare_put(p, next);
 	}
 }
@@ -371,8 +370,7 @@ bool pcp_absorb_next(struct heap *h, struct vmap_area *va, uintptr_t end)
 	heap_leave(h);
 	os_guard_remove(va->va_end - UVM_PAGE_SIZE, UVM_PAGE_SIZE);
 	va->flags |= next->flags & (VA_HUGE | VA_MOVED | VA_REUSED);
-	vn_busy_erase(next);
-	vn_busy_resize(va, next->va_end);
+	vn_busy_join(va, next);
 	heap_enter(h);
 	spare_put(p, next);
 	heap_leave(h);

@@ -98,9 +98,22 @@ static struct vmap_node *owner_node(const struct vmap_area *va) { return &nodes[
 
 /* ------------------------------------------------------ address-keyed sets */
 
-/* A reader in another process retries a walk whose sequence moved (the kernel's seqcount_t). */
-static void seq_begin(struct va_set *s) { atomic_fetch_add_explicit(&s->seq, 1, memory_order_release); }
-static void seq_end(struct va_set *s) { atomic_fetch_add_explicit(&s->seq, 1, memory_order_release); }
+/*
+ * A reader in another process retries a walk whose sequence moved (the
+ * kernel's seqcount_t).  Writers hold the set's lock, so the count is
+ * stepped with plain stores (write_seqcount_begin's smp_wmb is the fence),
+ * not a locked add: two of those cost each tree change more than its walk.
+ */
+static void seq_begin(struct va_set *s)
+{
+	atomic_store_explicit(&s->seq, atomic_load_explicit(&s->seq, memory_order_relaxed) + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+}
+
+static void seq_end(struct va_set *s)
+{
+	atomic_store_explicit(&s->seq, atomic_load_explicit(&s->seq, memory_order_relaxed) + 1, memory_order_release);
+}
 
 static void set_insert(struct va_set *s, struct vmap_area *va)
 {
@@ -198,20 +211,28 @@ int vn_busy_lookup(uintptr_t addr, struct vmap_area *out)
 	return 0;
 }
 
+static void resize_locked(struct va_set *s, struct vmap_area *va, uintptr_t new_end)
+{
+	seq_begin(s);
+	__atomic_store_n(&s->bytes, s->bytes - va_size(va) + (new_end - va->va_start), __ATOMIC_RELAXED);
+	va->va_end = new_end;
+	seq_end(s);
+}
+
 void vn_busy_resize(struct vmap_area *va, uintptr_t new_end)
 {
 	struct vmap_node *vn = owner_node(va);
 
 	uvm_lock(&vn->busy.lock);
-	seq_begin(&vn->busy);
-	__atomic_store_n(&vn->busy.bytes, vn->busy.bytes - va_size(va) + (new_end - va->va_start), __ATOMIC_RELAXED);
-	va->va_end = new_end;
-	seq_end(&vn->busy);
+	resize_locked(&vn->busy, va, new_end);
 	uvm_unlock(&vn->busy.lock);
 }
 
+/* One lock round for both changes: vrealloc's shrink and every trim split, so each costs one and not two. */
 void vn_busy_split(struct vmap_area *va, uintptr_t at, struct vmap_area *tail)
 {
+	struct vmap_node *vn = owner_node(va);
+
 	/*
 	 * Field by field, not a struct copy: va's tree links change under the
 	 * busy lock while other areas are inserted and erased around it, and
@@ -219,9 +240,29 @@ void vn_busy_split(struct vmap_area *va, uintptr_t at, struct vmap_area *tail)
 	 */
 	*tail = (struct vmap_area){ .va_start = at, .va_end = va->va_end, .caller = va->caller, .flags = va->flags,
 				    .cache = va->cache, .heap = va->heap }; /* not live: the caller frees or caches it */
-	vn_busy_resize(va, at);
-	os_guard_install(at - UVM_PAGE_SIZE, UVM_PAGE_SIZE);
-	vn_busy_insert(tail);
+	os_guard_install(at - UVM_PAGE_SIZE, UVM_PAGE_SIZE); /* no longer the user's: va is being cut */
+	uvm_lock(&vn->busy.lock);
+	resize_locked(&vn->busy, va, at);
+	set_insert(&vn->busy, tail);
+	uvm_unlock(&vn->busy.lock);
+	atomic_store_explicit(arena_slot(tail->va_start), tail, memory_order_release);
+}
+
+void vn_busy_join(struct vmap_area *va, struct vmap_area *next)
+{
+	struct vmap_node *vn = owner_node(va);
+	uintptr_t end = next->va_end;
+
+	if (owner_node(next) != vn) { /* allocated on another CPU's node: filed there */
+		vn_busy_erase(next);
+		vn_busy_resize(va, end);
+		return;
+	}
+	atomic_store_explicit(arena_slot(next->va_start), NULL, memory_order_relaxed);
+	uvm_lock(&vn->busy.lock);
+	set_erase(&vn->busy, next);
+	resize_locked(&vn->busy, va, end);
+	uvm_unlock(&vn->busy.lock);
 }
 
 size_t vn_busy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max)

@@ -62,6 +62,12 @@ void vn_busy_resize(struct vmap_area *va, uintptr_t new_end);
  * the busy area (same flags, owner and caller, not live) of [at, va_end).
  */
 void vn_busy_split(struct vmap_area *va, uintptr_t at, struct vmap_area *tail);
+/*
+ * The reverse: busy area next, which starts where va ends, leaves its tree
+ * and its page-map slot, and va reaches next's end (one lock round when
+ * both are filed in one node, as a thread's own neighbours mostly are).
+ */
+void vn_busy_join(struct vmap_area *va, struct vmap_area *next);
 
 /* Lazy side.  vn_lazy_add returns the pages now waiting in all nodes (the kernel's vmap_lazy_nr). */
 size_t vn_lazy_add(struct vmap_area *va);

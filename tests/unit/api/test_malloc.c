@@ -147,6 +147,30 @@ Test(malloc, realloc_keeps_contents)
 	cr_assert_null(M(realloc)(p, 0), "realloc(p, 0) frees, as glibc's");
 }
 
+/*
+ * A block at most twice too big stays where it is, an area shrunk to slab
+ * size included (and grows back in place); under half, it moves.
+ */
+Test(malloc, realloc_keeps_a_block_at_most_twice_too_big)
+{
+	unsigned char *p = M(malloc)(4096), *q;
+
+	fill(p, 4096, 9);
+	cr_assert_eq(M(realloc)(p, 2048), p, "an area shrunk by half stays");
+	cr_assert_geq(M(malloc_usable_size)(p), 4096);
+	check(p, 2048, 9);
+	cr_assert_eq(M(realloc)(p, 4096), p, "and grows back in place");
+	q = M(realloc)(p, 2047);
+	cr_assert_neq(q, p, "under half, it moves into a slab");
+	cr_assert_lt(M(malloc_usable_size)(q), 4096);
+	check(q, 2047, 9);
+	cr_assert_eq(M(realloc)(q, 1024), q, "a slab object shrunk by half stays");
+	p = M(realloc)(q, 500);
+	cr_assert_neq(p, q, "under half, it moves");
+	check(p, 500, 9);
+	M(free)(p);
+}
+
 Test(malloc, reallocarray_checks_overflow)
 {
 	void *p = M(malloc)(10);
