@@ -11,6 +11,7 @@
 #include "heap.h"
 
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/syscall.h>
