@@ -141,26 +141,54 @@ static struct vmap_area *search(struct pcp *p, unsigned nid, size_t pages, size_
 	return va;
 }
 
+/* List l's coldest area onto out; false when l is empty. */
+static bool drain_tail(struct pcp *p, struct pcp_list *l, struct list_head *out)
+{
+	struct vmap_area *va;
+
+	if (!l->count)
+		return false;
+	va = list_entry(l->head.prev, struct vmap_area, list);
+	unlink_cached(p, va);
+	list_add_tail(&va->list, out);
+	p->drained++;
+	return true;
+}
+
+/*
+ * One tail from each of node n's non-empty lists while over target: the
+ * bins the binmap names (a stale bit is cleared on the way), then the
+ * orders, so that a round costs the lists that hold areas and not all
+ * PCP_LISTS (a thread's exit drained 512 cached pages in 1.5 M
+ * instructions, looking at every empty list once per area).
+ */
+static void drain_round(struct pcp *p, struct pcp_node *n, size_t target, struct list_head *out)
+{
+	for (unsigned w = 0; w < PCP_BIN_PAGES / 64; w++)
+		for (uint64_t bits = n->binmap[w]; bits && p->pages > target; bits &= bits - 1) {
+			unsigned b = w * 64 + (unsigned)__builtin_ctzll(bits);
+
+			if (!drain_tail(p, &n->lists[b], out)) {
+				n->lists[b].marked = 0;
+				n->binmap[w] &= ~(1ull << (b % 64));
+			}
+		}
+	for (unsigned i = PCP_BIN_PAGES; i < PCP_LISTS && p->pages > target; i++)
+		drain_tail(p, &n->lists[i], out);
+}
+
 /*
  * Move the coldest areas onto out until at most target pages stay: the tail
  * of each non-empty list in turn, as free_pcppages_bulk() does.
  */
 static void drain_locked(struct pcp *p, size_t target, struct list_head *out)
 {
-	size_t total = (size_t)reg.nodes * PCP_LISTS, pages = p->pages;
+	size_t pages = p->pages;
 	uint64_t drained = p->drained;
 
-	for (size_t i = 0; p->pages > target; i = (i + 1) % total) {
-		struct pcp_list *l = &p->nodes[i / PCP_LISTS].lists[i % PCP_LISTS];
-		struct vmap_area *va;
-
-		if (!l->count)
-			continue;
-		va = list_entry(l->head.prev, struct vmap_area, list);
-		unlink_cached(p, va);
-		list_add_tail(&va->list, out);
-		p->drained++;
-	}
+	while (p->pages > target)
+		for (unsigned nid = 0; nid < reg.nodes && p->pages > target; nid++)
+			drain_round(p, &p->nodes[nid], target, out);
 	p->missed = 0;
 	UVM_TRACE(cache_drain, p->drained - drained, pages - p->pages);
 }
