@@ -176,6 +176,17 @@ static uvm_noinline void *malloc_slow(size_t size, const void *caller) { return 
 static uvm_noinline void *malloc_counted(size_t size, const void *caller) { return alloc_counted(size, 16, 0, caller); }
 static uvm_noinline void *malloc_profiled(size_t size, const void *caller) { return alloc_profiled(size, 16, 0, caller); }
 
+/* The owner's slab hit missed: straight to another slab of the class (malloc_counted's checks all hold here). */
+static uvm_noinline void *malloc_refill(struct heap *h, size_t size, const void *caller)
+{
+	void *p = slab_alloc_refill(&h->slab, size);
+
+	if (unlikely(!p))
+		return malloc_counted(size, caller); /* out of memory: an area, else ENOMEM */
+	h->pcp.requested += size;
+	return p;
+}
+
 /*
  * The owner's hits in line (a slab's free list, an area's bin) after the
  * profile's countdown; everything else, sampling included, a tail call away.
@@ -194,6 +205,7 @@ void *uvm_malloc(size_t size)
 				h->pcp.requested += size;
 				return p;
 			}
+			return malloc_refill(h, size, CALLER());
 		} else {
 			if (prof_due_area(h, size))
 				return malloc_profiled(size, CALLER());

@@ -86,6 +86,7 @@ struct slab_heap {
 	 * over heaps does not).  Carved less live is the freed objects' bytes.
 	 */
 	uint64_t carved;
+	unsigned refills; /* slabs switched to or collected: one in SLAB_DECAY_EVERY looks at the area caches' decay */
 };
 
 void slab_heap_init(struct slab_heap *h);
@@ -295,6 +296,13 @@ void slab_release_empty(struct slab *s);
 
 /* An object of at least size bytes aligned to align, for a request slab_serves; NULL when out of memory. */
 void *slab_alloc(size_t size, size_t align);
+/*
+ * After slab_alloc_hit missed: an object of size bytes (1..UVM_SLAB_MAX,
+ * 16-byte aligned) from another slab of its class, h's owner calling (the
+ * refill without slab_alloc's checks and lookups again); NULL when out of
+ * memory.
+ */
+void *slab_alloc_refill(struct slab_heap *h, size_t size);
 /* What a pointer is to the slabs. */
 enum slab_ptr {
 	SLAB_NONE, /* in no slab: an area's, or nobody's */
