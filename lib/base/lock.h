@@ -35,6 +35,7 @@
 #define UVM_LOCK_H
 
 #include <stdatomic.h>
+#include <stdint.h>
 
 typedef struct {
 	_Atomic unsigned state; /* 0 free, 1 held, 2 held and someone may sleep on it */
@@ -65,6 +66,24 @@ static inline void uvm_unlock(uvm_lock_t *l)
 {
 	if (__builtin_expect(atomic_exchange_explicit(&l->state, 0, memory_order_release) == 2, 0))
 		uvm__lock_wake(l);
+}
+
+/*
+ * A seqcount's writer side (the kernel's write_seqcount_begin and _end),
+ * for readers in another process (descriptor.h) who retry a walk whose
+ * count moved or was odd.  Writers hold the structure's lock, so the count
+ * steps with plain stores (begin's fence is the kernel's smp_wmb), not
+ * with locked adds: two of those cost a tree change more than its walk.
+ */
+static inline void uvm_seq_begin(_Atomic uint64_t *seq)
+{
+	atomic_store_explicit(seq, atomic_load_explicit(seq, memory_order_relaxed) + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+}
+
+static inline void uvm_seq_end(_Atomic uint64_t *seq)
+{
+	atomic_store_explicit(seq, atomic_load_explicit(seq, memory_order_relaxed) + 1, memory_order_release);
 }
 
 #endif

@@ -166,7 +166,7 @@ static inline struct slab *slab_owned(const struct slab_heap *h, const void *p)
 	const struct region *r = &uvm__regions[0];
 	struct slab *s;
 
-	if (a - r->base >= r->end - r->base)
+	if (a - r->base >= r->size)
 		return NULL;
 	s = region_chunk(r, a);
 	return __atomic_load_n(&s->fast, __ATOMIC_RELAXED) == h ? s : NULL;

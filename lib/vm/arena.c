@@ -48,8 +48,8 @@ struct free_space {
 	_Atomic uint64_t seq; /* odd while the tree changes: for readers outside the process (descriptor.h) */
 } uvm_cacheline_aligned;
 
-static void seq_begin(struct free_space *fs) { atomic_fetch_add_explicit(&fs->seq, 1, memory_order_release); }
-static void seq_end(struct free_space *fs) { atomic_fetch_add_explicit(&fs->seq, 1, memory_order_release); }
+static void seq_begin(struct free_space *fs) { uvm_seq_begin(&fs->seq); }
+static void seq_end(struct free_space *fs) { uvm_seq_end(&fs->seq); }
 
 struct region uvm__regions[ARENA_MAX_REGIONS];
 _Atomic int uvm__nr_regions;
@@ -210,6 +210,7 @@ static int add_region(unsigned nid, size_t size, uintptr_t *base)
 	numa_bind_region(*base, size, nid);
 	r->base = *base;
 	r->end = *base + size;
+	r->size = size;
 	r->nid = nid;
 	r->chunks = (uintptr_t)map_start(r) + slots_bytes(size) - (*base >> ARENA_CHUNK_SHIFT) * ARENA_CHUNK_BYTES;
 	atomic_store_explicit(&r->committed, *base, memory_order_relaxed);
@@ -307,7 +308,8 @@ static int release_if_unused(struct region *r)
 		fs->bytes -= va_size(va);
 		fs->count--;
 		va_clip(&fs->tree, va, base, va_size(va), &spare, &absorbed);
-		__atomic_store_n(&r->end, base, __ATOMIC_RELEASE); /* lock-free lookups now match nothing here */
+		__atomic_store_n(&r->size, 0, __ATOMIC_RELEASE); /* lock-free lookups now match nothing here */
+		__atomic_store_n(&r->end, base, __ATOMIC_RELEASE);
 		seq_end(fs);
 	}
 	uvm_unlock(&fs->lock);

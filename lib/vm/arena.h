@@ -33,7 +33,9 @@
 typedef struct vmap_area *_Atomic va_slot_t;
 
 struct region {
-	uintptr_t base, end;
+	uintptr_t base;
+	uintptr_t size; /* end - base, kept for lookups (a free tests it, one subtraction fewer); 0 once given back */
+	uintptr_t end;
 	_Atomic uintptr_t committed; /* [base, committed) is read/write */
 	va_slot_t *map;              /* one slot per page of [base, end) */
 	unsigned nid;                /* the NUMA node it is bound to */
@@ -55,11 +57,11 @@ static inline struct region *region_of(uintptr_t addr)
 	int n;
 
 	/* Most programs never need a second region: the first is tried before the count is read. */
-	if (likely(addr - uvm__regions[0].base < uvm__regions[0].end - uvm__regions[0].base))
+	if (likely(addr - uvm__regions[0].base < uvm__regions[0].size))
 		return &uvm__regions[0];
 	n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
 	for (int i = 1; i < n; i++)
-		if (addr - uvm__regions[i].base < uvm__regions[i].end - uvm__regions[i].base)
+		if (addr - uvm__regions[i].base < uvm__regions[i].size)
 			return &uvm__regions[i];
 	return NULL;
 }

@@ -98,22 +98,8 @@ static struct vmap_node *owner_node(const struct vmap_area *va) { return &nodes[
 
 /* ------------------------------------------------------ address-keyed sets */
 
-/*
- * A reader in another process retries a walk whose sequence moved (the
- * kernel's seqcount_t).  Writers hold the set's lock, so the count is
- * stepped with plain stores (write_seqcount_begin's smp_wmb is the fence),
- * not a locked add: two of those cost each tree change more than its walk.
- */
-static void seq_begin(struct va_set *s)
-{
-	atomic_store_explicit(&s->seq, atomic_load_explicit(&s->seq, memory_order_relaxed) + 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-}
-
-static void seq_end(struct va_set *s)
-{
-	atomic_store_explicit(&s->seq, atomic_load_explicit(&s->seq, memory_order_relaxed) + 1, memory_order_release);
-}
+static void seq_begin(struct va_set *s) { uvm_seq_begin(&s->seq); }
+static void seq_end(struct va_set *s) { uvm_seq_end(&s->seq); }
 
 static void set_insert(struct va_set *s, struct vmap_area *va)
 {
