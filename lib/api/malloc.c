@@ -352,24 +352,38 @@ size_t uvm_malloc_usable_size(void *p)
 /* ---------------------------------------------------------- realloc */
 
 /*
- * Whether p's block can keep size bytes where it is: a block at most twice
- * too big stays (tcmalloc's rule: a move costs an allocation, a copy and a
- * free, and a buffer shrunk by half tends to grow back), else an area
- * resized in place.  An area shrinking to less than half, and to slab
- * size, moves into a slab.
+ * A block at most twice too big stays where it is (tcmalloc's rule: a move
+ * costs an allocation, a copy and a free, and a buffer shrunk by half
+ * tends to grow back).
  */
-static bool fits_in_place(void *p, size_t have, size_t size)
+static bool keeps(size_t have, size_t size) { return size <= have && (size >= have / 2 || have == 16); }
+
+/*
+ * Whether realloc's p, found once, keeps size bytes where it is; *have gets
+ * its usable bytes, or an abort names fn.  An area resizes in place unless
+ * it would shrink to less than half and to slab size: it moves into a slab.
+ */
+static bool stays(const char *fn, void *p, size_t size, size_t *have)
 {
 	struct vmap_area *va;
 
-	if (early_owns(p))
+	if (early_owns(p)) {
+		*have = early_size(fn, p);
 		return false;
-	if (have <= slab_max())
-		return size <= have && (size >= have / 2 || have == 16);
-	if (size <= slab_max() && size < have / 2)
-		return false;
+	}
+	switch (slab_check(p, have)) {
+	case SLAB_LIVE:
+		return keeps(*have, size);
+	case SLAB_BAD:
+		uvm__invalid_pointer(fn, p);
+	case SLAB_NONE:
+		break;
+	}
 	va = area_find((uintptr_t)p);
-	if (!va || area_resize(va, align_up(size, UVM_PAGE_SIZE)))
+	if (!va || (va->flags & VA_SLAB))
+		uvm__invalid_pointer(fn, p);
+	*have = area_usable(va);
+	if ((size <= slab_max() && !keeps(*have, size)) || area_resize(va, align_up(size, UVM_PAGE_SIZE)))
 		return false;
 	va->requested = size;
 	return true;
@@ -402,8 +416,7 @@ static void *realloc_named(const char *fn, void *p, size_t size, const void *cal
 		return fail(ENOMEM);
 	if (uvm_init())
 		return fail(ENOMEM);
-	have = usable(fn, p);
-	if (fits_in_place(p, have, size))
+	if (stays(fn, p, size, &have))
 		return p;
 	q = alloc(size, 16, 0, caller);
 	if (!q)
