@@ -164,7 +164,7 @@ static uvm_noinline void vfree_slow(void *p)
 
 void uvm_vfree(void *p)
 {
-	if (likely(area_free_own((uintptr_t)p)))
+	if (likely(area_free_own(uvm__heap, (uintptr_t)p)))
 		return;
 	vfree_slow(p);
 }

@@ -310,9 +310,9 @@ static uvm_noinline void free_large(void *p)
 }
 
 /* Not the owner's small object (the caller has a heap and no snapshot is traced): the owner's area of bin size in line, else the slow way. */
-static uvm_noinline void free_area(void *p)
+static uvm_noinline void free_area(void *p, struct heap *h)
 {
-	if (area_free_own((uintptr_t)p))
+	if (area_free_own(h, (uintptr_t)p))
 		return;
 	free_large(p);
 }
@@ -334,7 +334,7 @@ void uvm_free(void *p)
 				slab_release_empty(s);
 			return;
 		}
-		free_area(p);
+		free_area(p, h);
 		return;
 	}
 	free_named("free", p);
