@@ -146,9 +146,9 @@ static inline bool area_push_own(struct heap *h, struct vmap_area *va, size_t pa
 
 /*
  * The owner's free (h: the calling thread's heap, or NULL) of its own live
- * area of bin size, onto its bin, as a leaf: true when done.  False (nothing done): area_take and area_free
- * decide, report a bad pointer, wait out a claim, or drain a cache that
- * this free would take over high.
+ * area of bin size, onto its bin, as a leaf: true when done.  False
+ * (nothing done): area_take and area_free decide, report a bad pointer,
+ * wait out a claim, or drain a cache that this free would take over high.
  */
 static inline bool area_free_own(struct heap *h, uintptr_t addr)
 {
