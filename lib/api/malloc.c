@@ -326,14 +326,10 @@ static uvm_noinline void free_area(void *p, struct heap *h)
 void uvm_free(void *p)
 {
 	struct heap *h = uvm__heap;
-	struct slab *s;
 
 	if (likely(h && !UVM_TRACED(snapshot))) {
-		if (likely(s = slab_free_hit(&h->slab, p))) {
-			if (unlikely(slab_emptied(&h->slab, s)))
-				slab_release_empty(s);
+		if (likely(slab_free_hit(&h->slab, p)))
 			return;
-		}
 		free_area(p, h);
 		return;
 	}

@@ -152,24 +152,23 @@ static inline struct slab *slab_at(const struct region *r, uintptr_t base)
 }
 
 /*
- * The slab of h that p lies in, for h's free in line, or NULL: the header
- * of p's chunk must name h as its fast owner.  It does only while h owns a
- * slab there that is not full (slab.c keeps it so), and only h writes h
- * there, so a plain load and compare is enough: a chunk that is no slab
- * has NULL.  The first region only, with no loop over the others, whose
- * registers the leaf cannot afford; a pointer in a later region takes the
- * slow way, which finds its slab all the same.
+ * Whether p lies in a slab of h, for h's free in line, that slab into *s:
+ * the header of p's chunk must name h as its fast owner.  It does only
+ * while h owns a slab there that is not full (slab.c keeps it so), and
+ * only h writes h there, so a plain load and compare is enough: a chunk
+ * that is no slab has NULL.  The first region only, with no loop over the
+ * others, whose registers the leaf cannot afford; a pointer in a later
+ * region takes the slow way, which finds its slab all the same.
  */
-static inline struct slab *slab_owned(const struct slab_heap *h, const void *p)
+static inline bool slab_owned(const struct slab_heap *h, const void *p, struct slab **s)
 {
 	uintptr_t a = (uintptr_t)p;
 	const struct region *r = &uvm__regions[0];
-	struct slab *s;
 
 	if (a - r->base >= r->size)
-		return NULL;
-	s = region_chunk(r, a);
-	return __atomic_load_n(&s->fast, __ATOMIC_RELAXED) == h ? s : NULL;
+		return false;
+	*s = region_chunk(r, a);
+	return __atomic_load_n(&(*s)->fast, __ATOMIC_RELAXED) == h;
 }
 
 /* The slab that p lies in, or NULL: the page map must name a slab area at p's 64 KiB boundary. */
@@ -265,34 +264,37 @@ static inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
 	return p;
 }
 
+/* Whether s, just freed into by its owner h, is empty and not the current slab of its class: to be released. */
+static inline bool slab_emptied(const struct slab_heap *h, const struct slab *s) { return !s->used && s != h->cur[s->cls]; }
+/* Give an empty slab back to the area cache (slab_free_hit's, a thread's exit). */
+void slab_release_empty(struct slab *s);
+
 /*
  * The owner's free, as a leaf: p onto its slab's local free list when p is
  * an object of a slab h owns that is neither marked free (slab_free checks
- * those for sure) nor in a full slab (list moves); its slab, which the
- * caller gives to slab_release_empty when it is now empty and not current.
- * NULL (nothing done): slab_free decides.
+ * those for sure) nor in a full slab (list moves), and the slab given back
+ * when that emptied it and it is not the current one of its class (a tail
+ * call): true.  False (nothing done): slab_free decides.  A bool and not
+ * the slab: the caller's test of a returned pointer cost two instructions.
  */
-static inline struct slab *slab_free_hit(struct slab_heap *h, void *p)
+static inline bool slab_free_hit(struct slab_heap *h, void *p)
 {
-	struct slab *s = slab_owned(h, p);
+	struct slab *s;
 
-	if (!s)
-		return NULL;
+	if (!slab_owned(h, p, &s))
+		return false;
 	/* The owner reads its own carving with a plain load: it is the only writer. */
 	if (((uintptr_t *)p)[1] == s->mask || slab_index(s, p) >= s->carved)
-		return NULL;
+		return false;
 	slab_set_link(s, p, s->free);
 	((uintptr_t *)p)[1] = s->mask;
 	s->free = p;
 	s->used--;
 	h->frees[s->cls]++;
-	return s;
+	if (unlikely(slab_emptied(h, s)))
+		slab_release_empty(s);
+	return true;
 }
-
-/* Whether s, just freed into by its owner h, is empty and not the current slab of its class: to be released. */
-static inline bool slab_emptied(const struct slab_heap *h, const struct slab *s) { return !s->used && s != h->cur[s->cls]; }
-/* Give an empty slab back to the area cache (slab_emptied, a thread's exit). */
-void slab_release_empty(struct slab *s);
 
 /* An object of at least size bytes aligned to align, for a request slab_serves; NULL when out of memory. */
 void *slab_alloc(size_t size, size_t align);
