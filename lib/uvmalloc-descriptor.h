@@ -90,6 +90,15 @@ struct uvm_descriptor {
 	uint64_t prof_hash, prof_depth_off, prof_bytes, prof_count, prof_samples, prof_frames, prof_depth;
 	/* ...and the offset of a thread heap's countdown (a long): a reader that writes the rate zeroes it in every live heap. */
 	uint64_t heap_prof_left;
+
+	/*
+	 * Appended later (0: no hands): a thread heap's hands, the freed small
+	 * objects it keeps per class, still counted used in their slabs: the
+	 * offsets in a heap of hand_classes uint32_t counts and of the pointers
+	 * (hand_classes rows of hand_size), which a reader takes out of its
+	 * slabs' live objects.
+	 */
+	uint64_t heap_hand_count, heap_hand, hand_size, hand_classes;
 };
 
 #endif

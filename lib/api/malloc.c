@@ -328,8 +328,17 @@ void uvm_free(void *p)
 	struct heap *h = uvm__heap;
 
 	if (likely(h && !UVM_TRACED(snapshot))) {
-		if (likely(slab_free_hit(&h->slab, p)))
+		struct slab *s;
+
+		switch (slab_free_hit(&h->slab, p, &s)) {
+		case SLAB_FREED:
 			return;
+		case SLAB_HAND_FULL:
+			slab_hand_full(&h->slab, s, p);
+			return;
+		case SLAB_NOT_MINE:
+			break;
+		}
 		free_area(p, h);
 		return;
 	}

@@ -111,8 +111,15 @@ bool prof_take(struct heap *h, size_t size)
 	bool current = rate == h->prof_rate;
 	bool take = rate && !unwinding && (current ? h->prof_left < 0 || size >= h->prof_big : size >= rate);
 
-	if (h->prof_left < 0 || !current)
+	if (h->prof_left < 0 || !current) {
 		reseed(h, rate);
+		/*
+		 * The countdown runs out every PROF_RECHECK bytes even with sampling
+		 * off: the one slow path of a thread whose mallocs all hit its
+		 * slabs' hands, where it looks at the idle threads' decay.
+		 */
+		pcp_decay_maybe();
+	}
 	return take;
 }
 

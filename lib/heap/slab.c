@@ -274,8 +274,26 @@ void slab_heap_init(struct slab_heap *h)
 	}
 }
 
+/* The objects h holds in hand, back onto their slabs' lists (counted freed already). */
+static void flush_hand(struct slab_heap *h)
+{
+	for (unsigned c = 0; c < NCLASS; c++) {
+		for (unsigned i = 0; i < h->nmag[c]; i++) {
+			void *p = h->mag[c][i];
+			struct slab *s = slab_of(p);
+
+			check_header(s);
+			slab_set_link(s, p, s->free);
+			s->free = p;
+			s->used--;
+		}
+		h->nmag[c] = 0;
+	}
+}
+
 void slab_heap_exit(struct slab_heap *h)
 {
+	flush_hand(h); /* first: the slabs' used counts say which are empty */
 	for (unsigned c = 0; c < NCLASS; c++) {
 		struct slab *s, *n;
 		LIST_HEAD(all);
@@ -431,7 +449,11 @@ static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
 static void *alloc_in(struct slab_heap *h, unsigned c)
 {
 	struct slab *s = h->cur[c];
-	void *p = likely(s && s->free) ? slab_pop(s) : alloc_slow(h, c);
+	void *p;
+
+	if (h->nmag[c])
+		return slab_hand_pop(h, c);
+	p = likely(s && s->free) ? slab_pop(s) : alloc_slow(h, c);
 
 	if (!p)
 		return NULL;
@@ -484,20 +506,39 @@ static bool on_list(const struct slab *s, const void *p, const void *list)
 	return false;
 }
 
-/* The key says "maybe freed already"; the lists say for sure (user data may hold the key by chance). */
+/*
+ * Whether p is in its owner's hand (slab_heap.mag).  Another thread's look
+ * is racy but safe (heaps are never unmapped, the count bounds the look):
+ * a double free it misses is one that races the owner's own malloc of p.
+ */
+static bool in_hand(const struct slab *s, const void *p)
+{
+	struct slab_heap *h = atomic_load_explicit(&s->owner, memory_order_acquire);
+	unsigned c = s->cls, n;
+
+	if (!h)
+		return false; /* an orphan's owner gave its hand back at its exit */
+	n = __atomic_load_n(&h->nmag[c], __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < n && i < SLAB_MAG; i++)
+		if (__atomic_load_n(&h->mag[c][i], __ATOMIC_RELAXED) == p)
+			return true;
+	return false;
+}
+
+/* The key says "maybe freed already"; the lists and the owner's hand say for sure (user data may hold the key by chance). */
 static bool already_free(struct slab *s, const void *p)
 {
 	return on_list(s, p, s->free) ||
-	       on_list(s, p, slab_remote_head(atomic_load_explicit(&s->remote, memory_order_acquire)));
+	       on_list(s, p, slab_remote_head(atomic_load_explicit(&s->remote, memory_order_acquire))) || in_hand(s, p);
 }
 
-static void free_local(struct slab_heap *h, struct slab *s, void *p)
+/* p (marked free, counted freed) onto its slab s's local list, and what that changes of s's state. */
+static void list_local(struct slab_heap *h, struct slab *s, void *p)
 {
 	check_header(s);
 	slab_set_link(s, p, s->free);
 	s->free = p;
 	s->used--;
-	h->frees[s->cls]++;
 	if (s->full) {
 		list_del(&s->link);
 		list_add(&s->link, &h->partial[s->cls]);
@@ -505,6 +546,46 @@ static void free_local(struct slab_heap *h, struct slab *s, void *p)
 	}
 	if (slab_emptied(h, s))
 		slab_release_empty(s);
+}
+
+/*
+ * The owner's free of p (marked free, counted freed), in a slab s of its
+ * own that is not full: into its hand; a full hand's older half goes onto
+ * its slabs' lists first, so that the hand keeps the hottest.  Objects in
+ * a hand were checked as the owner's own when they went in: their slabs
+ * are their chunks' records.
+ */
+static void hand_push(struct slab_heap *h, struct slab *s, void *p)
+{
+	unsigned c = s->cls, n = h->nmag[c];
+
+	if (n == SLAB_MAG) {
+		for (unsigned i = 0; i < SLAB_MAG / 2; i++) {
+			void *q = h->mag[c][i];
+
+			list_local(h, region_chunk(region_of((uintptr_t)q), (uintptr_t)q), q);
+		}
+		memmove(h->mag[c], h->mag[c] + SLAB_MAG / 2, sizeof(h->mag[c]) / 2);
+		n = SLAB_MAG / 2;
+	}
+	h->mag[c][n] = p;
+	h->nmag[c] = n + 1;
+}
+
+void slab_hand_full(struct slab_heap *h, struct slab *s, void *p)
+{
+	((uintptr_t *)p)[1] = s->mask;
+	h->frees[s->cls]++;
+	hand_push(h, s, p);
+}
+
+static void free_local(struct slab_heap *h, struct slab *s, void *p)
+{
+	h->frees[s->cls]++;
+	if (s->full)
+		list_local(h, s, p); /* back to the partial list */
+	else
+		hand_push(h, s, p);
 }
 
 /* Push p onto s's remote list with one CAS; the list's count after it. */
@@ -580,12 +661,26 @@ enum slab_ptr slab_free(void *p)
 
 _Static_assert(NCLASS <= UVM_FRAG_CLASSES, "struct uvm_frag has too few classes");
 
-/* One slab's objects into its class's figures: live = used less the remote frees not yet taken back. */
-static void frag_slab(struct uvm_frag *f, const struct slab *s)
+/* Objects of s in h's hand (h: s's owner, or NULL). */
+static unsigned in_hand_of(const struct slab_heap *h, const struct slab *s)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; h && i < h->nmag[s->cls]; i++)
+		n += (uintptr_t)h->mag[s->cls][i] - s->base < SLAB_SIZE;
+	return n;
+}
+
+/*
+ * One slab's objects into its class's figures: live = used less the remote
+ * frees not yet taken back and the objects in its owner's hand (owner: h,
+ * or NULL).
+ */
+static void frag_slab(struct uvm_frag *f, const struct slab *s, const struct slab_heap *h)
 {
 	struct uvm_frag_class *k = &f->classes[s->cls];
 	uint64_t objs = s->room, carved = __atomic_load_n(&s->carved, __ATOMIC_RELAXED);
-	uint64_t remote = slab_remote_count(atomic_load_explicit(&s->remote, memory_order_relaxed));
+	uint64_t remote = slab_remote_count(atomic_load_explicit(&s->remote, memory_order_relaxed)) + in_hand_of(h, s);
 	uint64_t live = s->used > remote ? s->used - remote : 0;
 
 	k->slabs++;
@@ -603,9 +698,9 @@ static void frag_lists(struct uvm_frag *f, const struct slab_heap *h)
 
 	for (unsigned c = 0; c < NCLASS; c++) {
 		list_for_each_entry(s, &h->partial[c], link)
-			frag_slab(f, s);
+			frag_slab(f, s, h);
 		list_for_each_entry(s, &h->full[c], link)
-			frag_slab(f, s);
+			frag_slab(f, s, h);
 	}
 }
 
@@ -626,7 +721,7 @@ void slab_frag(struct uvm_frag *f)
 	uvm_lock(&sl.lock);
 	for (unsigned c = 0; c < NCLASS; c++)
 		list_for_each_entry(s, &sl.orphans[c], link)
-			frag_slab(f, s);
+			frag_slab(f, s, NULL);
 	uvm_unlock(&sl.lock);
 	uvm_lock(&sl.late_lock);
 	frag_lists(f, &sl.late);
@@ -699,6 +794,10 @@ void slab_fork_child(void)
 
 void slab_describe(struct uvm_descriptor *d)
 {
+	d->heap_hand_count = offsetof(struct heap, slab) + offsetof(struct slab_heap, nmag);
+	d->heap_hand = offsetof(struct heap, slab) + offsetof(struct slab_heap, mag);
+	d->hand_size = SLAB_MAG;
+	d->hand_classes = NCLASS;
 	d->slabs = (uintptr_t)&sl.slabs;
 	d->slab_size = SLAB_SIZE;
 	d->slab_header = sizeof(struct slab);

@@ -30,6 +30,7 @@
 #define SLAB_SIZE ((size_t)64 << 10)
 #define SLAB_OBJ_MAX ((size_t)8 << 10)
 #define SLAB_CLASSES (8 + 4 * 6) /* 16..128 by 16, then 4 per power of two up to 8 KiB */
+#define SLAB_MAG 16               /* freed objects a thread keeps in hand per class (slab_heap.mag) */
 
 /*
  * The remote list's head word also counts its objects, in the bits above
@@ -77,6 +78,7 @@ _Static_assert(SLAB_SIZE == (size_t)1 << ARENA_CHUNK_SHIFT, "a slab is one chunk
 /* One thread's slabs. */
 struct slab_heap {
 	struct slab *cur[SLAB_CLASSES];
+	unsigned nmag[SLAB_CLASSES]; /* objects in hand, by class (mag): beside cur, which the hit reads too */
 	struct list_head partial[SLAB_CLASSES], full[SLAB_CLASSES];
 	/* By class, so that bytes are counts times class sizes: no add of a size on the fast paths. */
 	uint64_t allocs[SLAB_CLASSES], frees[SLAB_CLASSES];
@@ -86,6 +88,17 @@ struct slab_heap {
 	 * over heaps does not).  Carved less live is the freed objects' bytes.
 	 */
 	uint64_t carved;
+	/*
+	 * The owner's freed objects of its own slabs, by class, the hottest
+	 * last (jemalloc's tcache bins): the next malloc of the class takes the
+	 * hottest back, whatever its slab, with no link to read and check, and
+	 * a free pushes it with no link to write.  A slab's free list hands out
+	 * what was freed into that slab, often long ago and cold, while the
+	 * program's last free was into another.  They stay counted in their
+	 * slabs' used objects until they go onto their slab's list: the older
+	 * half when a free finds the hand full, all at the thread's exit.
+	 */
+	void *mag[SLAB_CLASSES][SLAB_MAG];
 	unsigned refills; /* slabs switched to or collected: one in SLAB_DECAY_EVERY looks at the area caches' decay */
 };
 
@@ -237,17 +250,33 @@ static inline void *slab_pop(struct slab *s)
 	return slab_take(s, p, next);
 }
 
+/* The owner's free of p, an object of s (its own, not full, checked), when h's hand for the class is full. */
+void slab_hand_full(struct slab_heap *h, struct slab *s, void *p);
+
+/* The hottest object of h's hand for class c (not empty). */
+static inline void *slab_hand_pop(struct slab_heap *h, unsigned c)
+{
+	void *p = h->mag[c][--h->nmag[c]];
+
+	((uintptr_t *)p)[1] = 0; /* no longer marked free */
+	h->allocs[c]++;
+	return p;
+}
+
 /*
  * The owner's hit, as a leaf: an object of size bytes (1..UVM_SLAB_MAX,
- * 16-byte aligned) popped from the free list of the class's current slab
- * of h, or NULL (the caller takes slab_alloc's way).
+ * 16-byte aligned), the hottest of h's hand for the class, else popped from
+ * the free list of the class's current slab of h, or NULL (the caller takes
+ * slab_alloc's way).
  */
 static inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
 {
-	unsigned c = uvm__slab_class[(size - 1) >> 4];
+	unsigned c = uvm__slab_class[(size - 1) >> 4], n = h->nmag[c];
 	struct slab *s = h->cur[c];
 	void *p;
 
+	if (n)
+		return slab_hand_pop(h, c);
 	if (unlikely(!s))
 		return NULL;
 	if (likely(p = s->free)) {
@@ -270,30 +299,32 @@ static inline bool slab_emptied(const struct slab_heap *h, const struct slab *s)
 void slab_release_empty(struct slab *s);
 
 /*
- * The owner's free, as a leaf: p onto its slab's local free list when p is
- * an object of a slab h owns that is neither marked free (slab_free checks
- * those for sure) nor in a full slab (list moves), and the slab given back
- * when that emptied it and it is not the current one of its class (a tail
- * call): true.  False (nothing done): slab_free decides.  A bool and not
- * the slab: the caller's test of a returned pointer cost two instructions.
+ * The owner's free, as a leaf: p into h's hand for its class (slab_heap.mag)
+ * when p is an object of a slab h owns that is neither marked free
+ * (slab_free checks those for sure) nor in a full slab (list moves):
+ * SLAB_FREED, or SLAB_HAND_FULL with its slab in *s (the caller's tail call
+ * of slab_hand_full makes room).  SLAB_NOT_MINE (nothing done): slab_free
+ * decides.  Not the slab itself: the caller's test of a returned pointer
+ * cost two instructions, and a call in here its saved registers.
  */
-static inline bool slab_free_hit(struct slab_heap *h, void *p)
-{
-	struct slab *s;
+enum slab_hit { SLAB_NOT_MINE, SLAB_FREED, SLAB_HAND_FULL };
 
-	if (!slab_owned(h, p, &s))
-		return false;
+static inline enum slab_hit slab_free_hit(struct slab_heap *h, void *p, struct slab **s)
+{
+	unsigned c, n;
+
+	if (!slab_owned(h, p, s))
+		return SLAB_NOT_MINE;
 	/* The owner reads its own carving with a plain load: it is the only writer. */
-	if (((uintptr_t *)p)[1] == s->mask || slab_index(s, p) >= s->carved)
-		return false;
-	slab_set_link(s, p, s->free);
-	((uintptr_t *)p)[1] = s->mask;
-	s->free = p;
-	s->used--;
-	h->frees[s->cls]++;
-	if (unlikely(slab_emptied(h, s)))
-		slab_release_empty(s);
-	return true;
+	if (((uintptr_t *)p)[1] == (*s)->mask || slab_index(*s, p) >= (*s)->carved)
+		return SLAB_NOT_MINE;
+	if (unlikely((n = h->nmag[c = (*s)->cls]) == SLAB_MAG))
+		return SLAB_HAND_FULL;
+	((uintptr_t *)p)[1] = (*s)->mask; /* marked free */
+	h->mag[c][n] = p;
+	h->nmag[c] = n + 1;
+	h->frees[c]++;
+	return SLAB_FREED;
 }
 
 /* An object of at least size bytes aligned to align, for a request slab_serves; NULL when out of memory. */

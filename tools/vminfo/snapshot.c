@@ -423,6 +423,41 @@ static int cycle_step(struct cycle *c, uint64_t p)
  * Approximate while threads come and go: the list has no sequence counter,
  * so an entry that cannot be read ends the walk; a cycle is corruption.
  */
+/* Heap p's hands (its freed objects kept per class) onto s->hand; an unreadable one is left out. */
+static void read_hand(const struct target *t, struct snapshot *s, uint64_t p)
+{
+	const struct uvm_descriptor *d = &t->d;
+	uint32_t n[256];
+	uint64_t row[256];
+
+	if (!d->hand_size || target_read(t, p + d->heap_hand_count, n, d->hand_classes * sizeof(n[0])))
+		return;
+	for (uint64_t c = 0; c < d->hand_classes; c++) {
+		uint64_t k = n[c] < d->hand_size ? n[c] : d->hand_size;
+
+		if (!k || target_read(t, p + d->heap_hand + c * d->hand_size * 8, row, k * 8))
+			continue;
+		if (s->nhand + k > s->cap_hand) {
+			size_t cap = s->cap_hand ? 2 * s->cap_hand : 4096;
+			uint64_t *v = realloc(s->hand, (cap > s->nhand + k ? cap : s->nhand + k) * sizeof(*v));
+
+			if (!v)
+				return;
+			s->hand = v;
+			s->cap_hand = cap > s->nhand + k ? cap : s->nhand + k;
+		}
+		memcpy(s->hand + s->nhand, row, k * 8);
+		s->nhand += k;
+	}
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 static enum target_err read_caches(const struct target *t, struct snapshot *s)
 {
 	const struct uvm_descriptor *d = &t->d;
@@ -450,10 +485,32 @@ static enum target_err read_caches(const struct target *t, struct snapshot *s)
 		}
 		if (!target_u64(t, p + d->pcp_misses, &v))
 			s->cache_misses += v;
+		read_hand(t, s, p);
 		if (target_u64(t, next, &next))
 			break;
 	}
+	if (s->nhand)
+		qsort(s->hand, s->nhand, sizeof(*s->hand), by_u64);
 	return T_OK;
+}
+
+/* Objects of s->hand in [start, end). */
+static uint64_t in_hand(const struct snapshot *s, uint64_t start, uint64_t end)
+{
+	size_t lo = 0, hi = s->nhand, first;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->hand[mid] < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	while (lo < s->nhand && s->hand[lo] < end)
+		lo++;
+	return lo - first;
 }
 
 static enum target_err read_counters(const struct target *t, struct snapshot *s)
@@ -519,7 +576,7 @@ static void read_slab(const struct target *t, struct snapshot *s, const struct a
 		return;
 	}
 	objs = room;
-	pending = remote >> d->slab_remote_shift;
+	pending = (remote >> d->slab_remote_shift) + in_hand(s, a->start, a->start + d->slab_size);
 	live = used > pending ? used - pending : 0;
 	if (live > carved)
 		live = carved;
@@ -686,6 +743,7 @@ void snapshot_free(struct snapshot *s)
 	free(s->lazy);
 	free(s->free);
 	free(s->regions);
+	free(s->hand);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -54,6 +54,8 @@ struct snapshot {
 	unsigned nclasses;
 	uint64_t slab_free_bytes, slab_meta_bytes, slab_live_bytes;
 	uint64_t slabs_unread; /* slab areas whose header could not be read or made no sense */
+	uint64_t *hand;        /* freed objects the live heaps keep in hand (counted used in their slabs), sorted */
+	size_t nhand, cap_hand;
 	/* The library's own memory outside the regions: heaps, area objects, resident page-map pages (pagemap) */
 	int have_metadata;
 	uint64_t metadata_bytes;

@@ -552,27 +552,54 @@ static void scribble(void *p, int c, size_t n)
 		((volatile char *)p)[i] = (char)c;
 }
 
+/*
+ * The thread's hand (slab.h: its last freed objects of a class, kept as
+ * pointers in its heap) reads no link: a use after free of an object in it
+ * corrupts nothing.  These cases free HAND_OUT objects of the class after
+ * their targets, which sends the targets out of the hand onto their slab's
+ * list, where links are kept and checked.
+ */
+enum { HAND_OUT = 64 };
+
+static void alloc_n(void **v, size_t size)
+{
+	for (int i = 0; i < HAND_OUT; i++)
+		if (!(v[i] = xmalloc(size)))
+			_exit(4);
+}
+
+static void free_n(void **v)
+{
+	for (int i = 0; i < HAND_OUT; i++)
+		xfree(v[i]);
+}
+
 static void uaf_plants_a_pointer(void *arg)
 {
 	char *p = xmalloc(32), *q = xmalloc(32);
+	void *more[HAND_OUT];
 
 	(void)arg;
+	alloc_n(more, 32);
 	xfree(p);
 	xfree(q);
+	free_n(more);
 	*(void *volatile *)q = planted; /* a use after free writes an address where the link was */
-	p = xmalloc(32);
-	q = xmalloc(32);
-	if (p == planted || q == planted)
-		_exit(3); /* the planted address was handed out */
+	for (int i = 0; i < 10000; i++)
+		if (xmalloc(32) == planted)
+			_exit(3); /* the planted address was handed out */
 }
 
 static void uaf_writes_bytes(void *arg)
 {
 	char *p = xmalloc(64), *q = xmalloc(64);
+	void *more[HAND_OUT];
 
 	(void)arg;
+	alloc_n(more, 64);
 	xfree(p);
 	xfree(q);
+	free_n(more);
 	scribble(q, 'G', 64);
 	/* q's slab may not be the class's current one (the runtime allocates too): allocate until it is used. */
 	for (int i = 0; i < 10000; i++)
@@ -584,10 +611,13 @@ static void overflow_into_freed_neighbour(void *arg)
 {
 	size_t n = (size_t)arg;
 	char *a = xmalloc(48), *b = xmalloc(48);
+	void *more[HAND_OUT];
 
 	if (b != a + 48)
 		_exit(4); /* the layout this case needs */
+	alloc_n(more, 48);
 	xfree(b);
+	free_n(more);
 	scribble(a, 'A', 48);
 	/*
 	 * Then n bytes past a, each changed for sure: 'A' again was the byte
@@ -596,10 +626,10 @@ static void overflow_into_freed_neighbour(void *arg)
 	 */
 	for (size_t i = 0; i < n; i++)
 		((volatile unsigned char *)b)[i] ^= 0xff;
-	a = xmalloc(48);
-	b = xmalloc(48);
-	if (a && b)
-		_exit(3); /* both served from a corrupted list */
+	for (int i = 0; i < 10000; i++)
+		if (!xmalloc(48))
+			_exit(4);
+	_exit(3); /* served from a corrupted list */
 }
 
 Test(malloc, freed_objects_links_are_checked)

@@ -439,9 +439,13 @@ Test(slab, fast_owners_follow_their_slabs)
 	cr_assert_lt(i, N);
 	cr_assert_null(chunk_word((void *)first->base), "a full slab keeps its owner word");
 	cr_assert_eq(chunk_word(p[i - 1]), me);
+	for (unsigned j = i; j < i + 2 * SLAB_MAG; j++) /* to free last: they push the first slab's objects out of the hand */
+		p[j] = uvm_malloc(272);
 	uvm_free(p[0]); /* the slow way: back to the partial list */
 	cr_assert_eq(chunk_word((void *)first->base), me);
 	for (unsigned j = 1; j < i - 1; j++)
+		uvm_free(p[j]);
+	for (unsigned j = i; j < i + 2 * SLAB_MAG; j++)
 		uvm_free(p[j]);
 	cr_assert_null(chunk_word((void *)first->base), "a released slab keeps its owner word");
 	uvm_free(p[i - 1]);
