@@ -7,9 +7,11 @@
  * region's chunk table (arena.h), found in O(1) from the pointer's address,
  * and the page map says whether a slab starts at pointer & ~(64 KiB - 1).  Each
  * thread owns its slabs (its slab heap, part of the thread heap, heap.h):
- * it allocates and frees into them with no
- * atomic operation; other threads push their frees onto a slab's remote list
- * with one compare-and-swap, and the owner collects them when it runs dry.
+ * it allocates and frees into them with no atomic operation, its last
+ * freed objects of each class kept in hand (an array in its heap, reused
+ * hottest first); other threads push their frees onto a slab's remote
+ * list with one compare-and-swap, and the owner collects them when it
+ * runs dry.
  * An empty slab goes back to the area caches, and from there to pools and
  * the kernel.  Slabs of an exited thread are orphaned and adopted by the
  * next thread that needs a slab of that class.  A thread past its exit (a
