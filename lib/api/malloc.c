@@ -241,21 +241,35 @@ void *uvm_calloc(size_t n, size_t size)
 
 /* ------------------------------------------------------------- free */
 
-size_t uvm__live_usable(const void *p)
+/* The live block p (not an early one): its usable bytes into *n (0: none), and its area when it is one. */
+static struct vmap_area *live_block(const void *p, size_t *n)
 {
 	struct vmap_area *va;
-	size_t n;
 
-	switch (slab_check(p, &n)) {
+	switch (slab_check(p, n)) {
 	case SLAB_LIVE:
-		return n;
+		return NULL;
 	case SLAB_BAD:
-		return 0;
+		*n = 0;
+		return NULL;
 	case SLAB_NONE:
 		break;
 	}
 	va = area_find((uintptr_t)p);
-	return va && !(va->flags & VA_SLAB) ? area_usable(va) : 0;
+	if (!va || (va->flags & VA_SLAB)) {
+		*n = 0;
+		return NULL;
+	}
+	*n = area_usable(va);
+	return va;
+}
+
+size_t uvm__live_usable(const void *p)
+{
+	size_t n;
+
+	live_block(p, &n);
+	return n;
 }
 
 /* The usable size of one of our pointers, or an abort naming fn. */
@@ -376,18 +390,11 @@ static bool stays(const char *fn, void *p, size_t size, size_t *have)
 		*have = early_size(fn, p);
 		return false;
 	}
-	switch (slab_check(p, have)) {
-	case SLAB_LIVE:
+	va = live_block(p, have);
+	if (!*have)
+		uvm__invalid_pointer(fn, p);
+	if (!va)
 		return keeps(*have, size);
-	case SLAB_BAD:
-		uvm__invalid_pointer(fn, p);
-	case SLAB_NONE:
-		break;
-	}
-	va = area_find((uintptr_t)p);
-	if (!va || (va->flags & VA_SLAB))
-		uvm__invalid_pointer(fn, p);
-	*have = area_usable(va);
 	if ((size <= slab_max() && !keeps(*have, size)) || area_resize(va, align_up(size, UVM_PAGE_SIZE)))
 		return false;
 	va->requested = size;

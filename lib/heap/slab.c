@@ -274,26 +274,12 @@ void slab_heap_init(struct slab_heap *h)
 	}
 }
 
-/* The objects h holds in hand, back onto their slabs' lists (counted freed already). */
-static void flush_hand(struct slab_heap *h)
-{
-	for (unsigned c = 0; c < NCLASS; c++) {
-		for (unsigned i = 0; i < h->nmag[c]; i++) {
-			void *p = h->mag[c][i];
-			struct slab *s = slab_of(p);
-
-			check_header(s);
-			slab_set_link(s, p, s->free);
-			s->free = p;
-			s->used--;
-		}
-		h->nmag[c] = 0;
-	}
-}
+static void hand_flush(struct slab_heap *h, unsigned c, unsigned k);
 
 void slab_heap_exit(struct slab_heap *h)
 {
-	flush_hand(h); /* first: the slabs' used counts say which are empty */
+	for (unsigned c = 0; c < NCLASS; c++)
+		hand_flush(h, c, h->nmag[c]); /* first: the slabs' used counts say which are empty */
 	for (unsigned c = 0; c < NCLASS; c++) {
 		struct slab *s, *n;
 		LIST_HEAD(all);
@@ -548,28 +534,35 @@ static void list_local(struct slab_heap *h, struct slab *s, void *p)
 }
 
 /*
+ * The k oldest objects of h's hand for class c back onto their slabs'
+ * lists (they were counted freed when they went in).  They were checked
+ * as the owner's own then: their slabs are their chunks' records, trusted
+ * as the owner's free in line trusts them (no header check, which cost an
+ * eviction more than its pushes).
+ */
+static void hand_flush(struct slab_heap *h, unsigned c, unsigned k)
+{
+	for (unsigned i = 0; i < k; i++) {
+		void *q = h->mag[c][i];
+
+		list_local(h, region_chunk(region_of((uintptr_t)q), (uintptr_t)q), q);
+	}
+	h->nmag[c] -= k;
+	memmove(h->mag[c], h->mag[c] + k, h->nmag[c] * sizeof(h->mag[c][0]));
+}
+
+/*
  * The owner's free of p (marked free, counted freed), in a slab s of its
  * own that is not full: into its hand; a full hand's older half goes onto
- * its slabs' lists first, so that the hand keeps the hottest.  Objects in
- * a hand were checked as the owner's own when they went in: their slabs
- * are their chunks' records, trusted as the owner's free in line trusts
- * them (no header check, which cost an eviction more than its pushes).
+ * its slabs' lists first, so that the hand keeps the hottest.
  */
 static void hand_push(struct slab_heap *h, struct slab *s, void *p)
 {
-	unsigned c = s->cls, n = h->nmag[c];
+	unsigned c = s->cls;
 
-	if (n == SLAB_MAG) {
-		for (unsigned i = 0; i < SLAB_MAG / 2; i++) {
-			void *q = h->mag[c][i];
-
-			list_local(h, region_chunk(region_of((uintptr_t)q), (uintptr_t)q), q);
-		}
-		memmove(h->mag[c], h->mag[c] + SLAB_MAG / 2, sizeof(h->mag[c]) / 2);
-		n = SLAB_MAG / 2;
-	}
-	h->mag[c][n] = p;
-	h->nmag[c] = n + 1;
+	if (h->nmag[c] == SLAB_MAG)
+		hand_flush(h, c, SLAB_MAG / 2);
+	h->mag[c][h->nmag[c]++] = p;
 }
 
 void slab_hand_full(struct slab_heap *h, struct slab *s, void *p)

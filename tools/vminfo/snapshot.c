@@ -438,13 +438,13 @@ static void read_hand(const struct target *t, struct snapshot *s, uint64_t p)
 		if (!k || target_read(t, p + d->heap_hand + c * d->hand_size * 8, row, k * 8))
 			continue;
 		if (s->nhand + k > s->cap_hand) {
-			size_t cap = s->cap_hand ? 2 * s->cap_hand : 4096;
-			uint64_t *v = realloc(s->hand, (cap > s->nhand + k ? cap : s->nhand + k) * sizeof(*v));
+			size_t cap = 2 * s->cap_hand + d->hand_classes * d->hand_size; /* room for a heap's hands more */
+			uint64_t *v = realloc(s->hand, cap * sizeof(*v));
 
 			if (!v)
 				return;
 			s->hand = v;
-			s->cap_hand = cap > s->nhand + k ? cap : s->nhand + k;
+			s->cap_hand = cap;
 		}
 		memcpy(s->hand + s->nhand, row, k * 8);
 		s->nhand += k;
