@@ -97,8 +97,9 @@ struct slab_heap {
 	 * a free pushes it with no link to write.  A slab's free list hands out
 	 * what was freed into that slab, often long ago and cold, while the
 	 * program's last free was into another.  They stay counted in their
-	 * slabs' used objects until they go onto their slab's list: the older
-	 * half when a free finds the hand full, all at the thread's exit.
+	 * slabs' used objects until they go onto their slab's list at the
+	 * thread's exit; a free that finds the hand full goes onto its slab's
+	 * list itself.
 	 */
 	void *mag[SLAB_CLASSES][SLAB_MAG];
 	unsigned refills; /* slabs switched to or collected: one in SLAB_DECAY_EVERY looks at the area caches' decay */
@@ -252,7 +253,7 @@ static inline void *slab_pop(struct slab *s)
 	return slab_take(s, p, next);
 }
 
-/* The owner's free of p, an object of s (its own, not full, checked), when h's hand for the class is full. */
+/* The owner's free of p, an object of s (its own, not full, checked), when h's hand for the class is full: onto s's list. */
 void slab_hand_full(struct slab_heap *h, struct slab *s, void *p);
 
 /* The hottest object of h's hand for class c (not empty). */
@@ -305,7 +306,7 @@ void slab_release_empty(struct slab *s);
  * when p is an object of a slab h owns that is neither marked free
  * (slab_free checks those for sure) nor in a full slab (list moves):
  * SLAB_FREED, or SLAB_HAND_FULL with its slab in *s (the caller's tail call
- * of slab_hand_full makes room).  SLAB_NOT_MINE (nothing done): slab_free
+ * of slab_hand_full frees it onto the slab's list).  SLAB_NOT_MINE (nothing done): slab_free
  * decides.  Not the slab itself: the caller's test of a returned pointer
  * cost two instructions, and a call in here its saved registers.
  */

@@ -555,9 +555,9 @@ static void scribble(void *p, int c, size_t n)
 /*
  * The thread's hand (slab.h: its last freed objects of a class, kept as
  * pointers in its heap) reads no link: a use after free of an object in it
- * corrupts nothing.  These cases free HAND_OUT objects of the class after
- * their targets, which sends the targets out of the hand onto their slab's
- * list, where links are kept and checked.
+ * corrupts nothing.  These cases free HAND_OUT objects of the class before
+ * their targets, which fills the hand, so that the targets go onto their
+ * slab's list, where links are kept and checked.
  */
 enum { HAND_OUT = 64 };
 
@@ -581,9 +581,9 @@ static void uaf_plants_a_pointer(void *arg)
 
 	(void)arg;
 	alloc_n(more, 32);
+	free_n(more);
 	xfree(p);
 	xfree(q);
-	free_n(more);
 	*(void *volatile *)q = planted; /* a use after free writes an address where the link was */
 	for (int i = 0; i < 10000; i++)
 		if (xmalloc(32) == planted)
@@ -597,9 +597,9 @@ static void uaf_writes_bytes(void *arg)
 
 	(void)arg;
 	alloc_n(more, 64);
+	free_n(more);
 	xfree(p);
 	xfree(q);
-	free_n(more);
 	scribble(q, 'G', 64);
 	/* q's slab may not be the class's current one (the runtime allocates too): allocate until it is used. */
 	for (int i = 0; i < 10000; i++)
@@ -616,8 +616,8 @@ static void overflow_into_freed_neighbour(void *arg)
 	if (b != a + 48)
 		_exit(4); /* the layout this case needs */
 	alloc_n(more, 48);
-	xfree(b);
 	free_n(more);
+	xfree(b);
 	scribble(a, 'A', 48);
 	/*
 	 * Then n bytes past a, each changed for sure: 'A' again was the byte
