@@ -97,8 +97,16 @@ static uvm_noinline void *vmalloc_slow(size_t size, bool huge, const void *calle
 	return api_alloc(size, UVM_PAGE_SIZE, 0, -1, huge, caller);
 }
 
+/* The bin missed, or the area is past every bin: its order list's hit, then the whole way (the countdown taken). */
 static uvm_noinline void *vmalloc_counted(size_t size, bool huge, const void *caller)
 {
+	struct heap *h = uvm__heap;
+	struct vmap_area *va;
+
+	if (area_past_bins(size) && (va = area_alloc_hit_large(h, size, huge ? uvm__huge_api_align : UVM_PAGE_SIZE, caller))) {
+		h->pcp.requested += size;
+		return (void *)va->va_start;
+	}
 	return uvm__alloc(size, UVM_PAGE_SIZE, 0, -1, huge, caller);
 }
 
@@ -155,17 +163,33 @@ static uvm_noinline void vfree_slow(void *p)
 {
 	struct vmap_area *va;
 
-	if (p && !area_free_own_large((uintptr_t)p)) {
+	if (p) {
 		va = busy_area("uvm_vfree", p, 1);
 		prof_forget(va);
 		area_free(va);
 	}
 }
 
+/* An order list's area of the owner's, or the slow way. */
+static uvm_noinline void vfree_list(void *p, struct vmap_area *va)
+{
+	if (!area_free_own_list(uvm__heap, va))
+		vfree_slow(p);
+}
+
 void uvm_vfree(void *p)
 {
-	if (likely(area_free_own(uvm__heap, (uintptr_t)p)))
+	struct vmap_area *va;
+
+	switch (area_free_own(uvm__heap, (uintptr_t)p, &va)) {
+	case AREA_FREED:
 		return;
+	case AREA_LIST:
+		vfree_list(p, va);
+		return;
+	case AREA_NOT_MINE:
+		break;
+	}
 	vfree_slow(p);
 }
 

@@ -176,6 +176,17 @@ static uvm_noinline void *malloc_slow(size_t size, const void *caller) { return 
 static uvm_noinline void *malloc_counted(size_t size, const void *caller) { return alloc_counted(size, 16, 0, caller); }
 static uvm_noinline void *malloc_profiled(size_t size, const void *caller) { return alloc_profiled(size, 16, 0, caller); }
 
+/* An area past every bin: its order list's hit, else the whole way (the countdown taken). */
+static uvm_noinline void *malloc_large(struct heap *h, size_t size, const void *caller)
+{
+	struct vmap_area *va = area_alloc_hit_large(h, size, UVM_PAGE_SIZE, caller);
+
+	if (!va)
+		return malloc_counted(size, caller);
+	h->pcp.requested += size;
+	return (void *)va->va_start;
+}
+
 /* The owner's slab hit missed: straight to another slab of the class (malloc_counted's checks all hold here). */
 static uvm_noinline void *malloc_refill(struct heap *h, size_t size, const void *caller)
 {
@@ -213,6 +224,8 @@ void *uvm_malloc(size_t size)
 				h->pcp.requested += size;
 				return (void *)va->va_start;
 			}
+			if (area_past_bins(size))
+				return malloc_large(h, size, CALLER());
 		}
 		return malloc_counted(size, CALLER());
 	}
@@ -316,19 +329,27 @@ static void free_named(const char *fn, void *p)
 }
 
 /* An order list's area of the owner's, or the slow way: a call of its own, so that the bin's free saves no registers. */
-static uvm_noinline void free_large(void *p)
+static uvm_noinline void free_list(void *p, struct heap *h, struct vmap_area *va)
 {
-	if (area_free_own_large((uintptr_t)p))
-		return;
-	free_named("free", p);
+	if (!area_free_own_list(h, va))
+		free_named("free", p);
 }
 
-/* Not the owner's small object (the caller has a heap and no snapshot is traced): the owner's area of bin size in line, else the slow way. */
+/* Not the owner's small object (the caller has a heap and no snapshot is traced): the owner's area, else the slow way. */
 static uvm_noinline void free_area(void *p, struct heap *h)
 {
-	if (area_free_own(h, (uintptr_t)p))
+	struct vmap_area *va;
+
+	switch (area_free_own(h, (uintptr_t)p, &va)) {
+	case AREA_FREED:
 		return;
-	free_large(p);
+	case AREA_LIST:
+		free_list(p, h, va);
+		return;
+	case AREA_NOT_MINE:
+		break;
+	}
+	free_named("free", p);
 }
 
 /*

@@ -179,6 +179,8 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 	return va;
 }
 
+bool area_free_own_list(struct heap *h, struct vmap_area *va) { return area_push_own(h, va, va_pages(va), true); }
+
 /*
  * Another thread's area: to its owner's inbox (pcp.c); one whose owner has
  * exited, backed to its node's pool, where the next threads' misses find it

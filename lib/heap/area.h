@@ -17,7 +17,7 @@
 struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, size_t align, int node, bool huge_api, int *err);
 
 /* The owner's pop of an area of pages pages (guard included) for bytes, made live; NULL when its list has none. */
-static inline struct vmap_area *area_pop(struct heap *h, size_t bytes, size_t pages, size_t align, const void *caller,
+static uvm_always_inline struct vmap_area *area_pop(struct heap *h, size_t bytes, size_t pages, size_t align, const void *caller,
 					 unsigned live)
 {
 	struct vmap_area *va;
@@ -50,25 +50,33 @@ static inline struct vmap_area *area_alloc_hit_aligned(struct heap *h, size_t by
 	return area_pop(h, bytes, ((bytes - 1) >> UVM_PAGE_SHIFT) + 2, align, caller, VA_LIVE_BIN);
 }
 
+/*
+ * The same for an area too large for a bin: the hottest area of its order
+ * list when it has exactly the pages asked for (a program recycling one
+ * size of large block), so that it costs a bin's hit and not a search.
+ * bytes: from a bin's largest on; a size no area has (one too large for
+ * any) finds none, and the slow path says why.
+ */
+static inline struct vmap_area *area_alloc_hit_large(struct heap *h, size_t bytes, size_t align, const void *caller)
+{
+	return area_pop(h, bytes, ((bytes - 1) >> UVM_PAGE_SHIFT) + 2, align, caller, VA_LIVE_LIST);
+}
+
+/* Either hit, by size, for bytes of 1 or more and h not NULL. */
+static inline struct vmap_area *area_alloc_hit_any(struct heap *h, size_t bytes, size_t align, const void *caller)
+{
+	if (likely(bytes - 1 < (size_t)(PCP_BIN_PAGES - 2) << UVM_PAGE_SHIFT))
+		return area_pop(h, bytes, ((bytes - 1) >> UVM_PAGE_SHIFT) + 2, align, caller, VA_LIVE_BIN);
+	return area_alloc_hit_large(h, bytes, align, caller);
+}
+
 static inline struct vmap_area *area_alloc_hit(struct heap *h, size_t bytes, const void *caller)
 {
 	return area_alloc_hit_aligned(h, bytes, UVM_PAGE_SIZE, caller);
 }
 
-/*
- * The same for an area too large for a bin: the hottest area of its order
- * list when it has exactly the pages asked for (a program recycling one
- * size of large block), so that it costs a bin's hit and not a search.
- * bytes: 1 to UVM_MAX_SIZE (area_alloc's callers check it).
- */
-static inline struct vmap_area *area_alloc_hit_large(size_t bytes, size_t align, const void *caller)
-{
-	struct heap *h = uvm__heap;
-
-	if (unlikely(!h))
-		return NULL;
-	return area_pop(h, bytes, ((bytes - 1) >> UVM_PAGE_SHIFT) + 2, align, caller, VA_LIVE_LIST);
-}
+/* Whether an area of bytes is past every bin, for an order list's hit (area_alloc_hit_large). */
+static inline bool area_past_bins(size_t bytes) { return bytes > (size_t)(PCP_BIN_PAGES - 2) << UVM_PAGE_SHIFT; }
 
 /*
  * Make va live: VA_LIVE_BIN or VA_LIVE_LIST, with va->cache naming the
@@ -104,8 +112,9 @@ static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node
 	if (likely(align == UVM_PAGE_SIZE && node < 0)) {
 		size_t hit_align = huge_api ? uvm__huge_api_align : UVM_PAGE_SIZE;
 
-		va = usable < (size_t)(PCP_BIN_PAGES - 1) << UVM_PAGE_SHIFT ? area_alloc_hit_aligned(uvm__heap, usable, hit_align, caller)
-									    : area_alloc_hit_large(usable, hit_align, caller);
+		struct heap *h = uvm__heap;
+
+		va = likely(h) ? area_alloc_hit_any(h, usable, hit_align, caller) : NULL;
 	}
 	if (unlikely(!va) && (va = area_alloc_slow(heap_self(), usable, align, node, huge_api, err))) {
 		va->caller = caller;
@@ -146,33 +155,31 @@ static inline bool area_push_own(struct heap *h, struct vmap_area *va, size_t pa
 
 /*
  * The owner's free (h: the calling thread's heap, or NULL) of its own live
- * area of bin size, onto its bin, as a leaf: true when done.  False
- * (nothing done): area_take and area_free decide, report a bad pointer,
- * wait out a claim, or drain a cache that this free would take over high.
+ * area of bin size onto its bin, as a leaf: AREA_FREED when done.
+ * AREA_LIST: an order list's area of h's, in *va, for the caller's tail
+ * call of area_free_own_list (a call in here would cost the leaf the
+ * registers that keep the pointer).  AREA_NOT_MINE (nothing done):
+ * area_take and area_free decide, report a bad pointer, wait out a claim,
+ * or drain a cache that this free would take over high.
  */
-static inline bool area_free_own(struct heap *h, uintptr_t addr)
-{
-	struct vmap_area *va = area_at(addr);
+enum area_hit { AREA_NOT_MINE, AREA_FREED, AREA_LIST };
 
-	/* A heap-less area never reads VA_LIVE_BIN: no test of h.  pages 0: a bin's cache may pass high by one area. */
-	if (!va || va->heap != h || atomic_load_explicit(&va->live, memory_order_relaxed) != VA_LIVE_BIN)
-		return false;
-	return area_push_own(h, va, 0, false);
+static inline enum area_hit area_free_own(struct heap *h, uintptr_t addr, struct vmap_area **va)
+{
+	uint32_t live;
+
+	*va = area_at(addr);
+	/* A heap-less area never reads VA_LIVE_BIN or VA_LIVE_LIST: no test of h. */
+	if (!*va || (*va)->heap != h)
+		return AREA_NOT_MINE;
+	live = atomic_load_explicit(&(*va)->live, memory_order_relaxed);
+	if (likely(live == VA_LIVE_BIN)) /* pages 0: a bin's cache may pass high by one area */
+		return area_push_own(h, *va, 0, false) ? AREA_FREED : AREA_NOT_MINE;
+	return live == VA_LIVE_LIST ? AREA_LIST : AREA_NOT_MINE;
 }
 
-/*
- * The same for an area of an order list (the slow paths try it first),
- * unless a cached neighbour follows it: pcp_put joins those.
- */
-static inline bool area_free_own_large(uintptr_t addr)
-{
-	struct heap *h = uvm__heap;
-	struct vmap_area *va = area_at(addr);
-
-	if (!va || va->heap != h || atomic_load_explicit(&va->live, memory_order_relaxed) != VA_LIVE_LIST)
-		return false;
-	return area_push_own(h, va, va_pages(va), true);
-}
+/* The owner's free of its own live area va of an order list, unless a cached neighbour follows it (pcp_put joins those): true if done. */
+bool area_free_own_list(struct heap *h, struct vmap_area *va);
 
 /* reclaim_and_purge_vmap_areas(): every thread cache drained, then a full purge; the pages that left. */
 size_t area_reclaim_and_purge(void);

@@ -6,8 +6,9 @@
 #
 #   tools/hotpath/hotpath.sh [BUILD_DIR]
 #
-# Prints one line per row: the uvm_* API at 1, 16 and 64 pages, uvm_malloc
-# at 16..1024 bytes, and plain malloc of the same sizes under each
+# Prints one line per row: the uvm_* API at 1, 16 and 64 pages (bins) and 256
+# (an order list), uvm_malloc at 16..1024 bytes, and plain malloc of 64 B,
+# 4 KiB, 64 KiB and 1 MiB under each
 # installed allocator (LD_PRELOAD).  Two columns: all instructions per
 # pair, and the allocator's own (less the loop's, measured with a null
 # allocator: a call that returns a static buffer and one that does nothing).
@@ -41,11 +42,11 @@ row() { # label count
 
 lib=/usr/lib/x86_64-linux-gnu
 printf '%-28s %8s %8s\n' row all own
-for p in 1 16 64; do row "uvm_vmalloc ${p}p" "$(per_pair '' uvm $p)"; done
+for p in 1 16 64 256; do row "uvm_vmalloc ${p}p" "$(per_pair '' uvm $p)"; done
 for s in 16 64 256 1024; do row "uvm_malloc ${s}B" "$(per_pair '' slab $s)"; done
 for a in "uvmalloc:$build/preload/libuvmalloc-preload.so" "glibc:" "jemalloc:$lib/libjemalloc.so.2" \
 	 "mimalloc:$lib/libmimalloc.so.2" "tcmalloc:$lib/libtcmalloc_minimal.so.4"; do
 	name=${a%%:*} so=${a#*:}
 	[ -z "$so" ] || [ -e "$so" ] || continue
-	for s in 64 4096 65536; do row "malloc ${s}B $name" "$(per_pair "$so" malloc $s)"; done
+	for s in 64 4096 65536 1048576; do row "malloc ${s}B $name" "$(per_pair "$so" malloc $s)"; done
 done
