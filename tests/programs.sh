@@ -67,11 +67,13 @@ else
 	echo "ok   a preloaded C program maps no libstdc++, libgcc_s or libm"
 fi
 
-# Settings: a typo is named, a refused value says what the setting takes, and the program runs on.
-if ! UVM_STAT=1 UVM_SLAB_MAX=16K UVM_THP=sometimes LD_PRELOAD=$preload /bin/true 2> settings.err; then
+# Settings: a typo is named, a refused value says what the setting takes (a page count takes no
+# K/M/G suffix, which would read as bytes), and the program runs on.
+if ! UVM_STAT=1 UVM_SLAB_MAX=16K UVM_THP=sometimes UVM_LAZY_MAX=1M LD_PRELOAD=$preload /bin/true 2> settings.err; then
 	echo "FAIL a program with bad settings did not run"; fail=1
 elif ! grep -q "unknown setting UVM_STAT," settings.err || ! grep -q "UVM_SLAB_MAX=16K: it takes a whole number from 0 to 8192" settings.err ||
-     ! grep -q "UVM_THP=sometimes: it takes one of never, huge-only, always" settings.err; then
+     ! grep -q "UVM_THP=sometimes: it takes one of never, huge-only, always" settings.err ||
+     ! grep -q "UVM_LAZY_MAX=1M: it takes a whole number of pages from 0 to" settings.err; then
 	echo "FAIL bad settings are not explained:"; cat settings.err; fail=1
 else
 	echo "ok   a typo'd setting is named, refused values say what they take"

@@ -1,9 +1,11 @@
 /*
  * options.c - the table of UVM_* settings and their parsing.
  *
- * Values are numbers with an optional K/M/G/T suffix (powers of 1024).  A
- * value that does not parse keeps the default and says so on stderr, with
- * what the setting takes; a UVM_* variable that is no setting is named too.
+ * Values are numbers with an optional K/M/G/T suffix (powers of 1024),
+ * except for a count of pages, whose suffix would read as bytes (1M pages is
+ * 4 GiB).  A value that does not parse keeps the default and says so on
+ * stderr, with what the setting takes; a UVM_* variable that is no setting
+ * is named too.
  */
 #include "options.h"
 
@@ -15,6 +17,8 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "util.h"
+
 struct uvm_option {
 	const char *name;
 	long long def;
@@ -22,6 +26,7 @@ struct uvm_option {
 	const char *desc;
 	const char *const *words; /* a keyword setting: words[v] names value v */
 	bool live;                /* uvm_option_set may change it while the program runs */
+	bool pages;               /* a count of pages: no K/M/G/T suffix */
 };
 
 static const char *const thp_words[] = { "never", "huge-only", "always", NULL };
@@ -33,7 +38,8 @@ static const struct uvm_option table[OPT__COUNT] = {
 			     "address space reserved per region (another, as large as all before it, when one is full; at most a quarter of what RLIMIT_AS leaves)" },
 	[OPT_LAZY_MAX] = { "UVM_LAZY_MAX", 0, 0, 1LL << 40,
 			   "lazily freed pages that trigger a purge, and the cap of pools; 0 = an eighth of the busy pages, "
-			   "between 256 and fls(CPUs) * 1024 (an eighth of the kernel's lazy_max_pages(): ours hold their pages)", .live = true },
+			   "between 256 and fls(CPUs) * 1024 (an eighth of the kernel's lazy_max_pages(): ours hold their pages)", .live = true,
+			   .pages = true },
 	[OPT_GUARD] = { "UVM_GUARD", 0, 0, 1,
 			"1 = install a real guard page after every area (MADV_GUARD_INSTALL, Linux 6.13+) so overflows fault" },
 	[OPT_NODES] = { "UVM_NODES", 0, 0, 128, "number of vmap nodes (busy trees, lazy lists, pools); 0 = one per CPU, at most 128" },
@@ -81,13 +87,13 @@ static int parse_word(const char *const *words, const char *s, long long *out)
 	return -1;
 }
 
-static int parse(const char *s, long long *out)
+static int parse(const char *s, bool suffix, long long *out)
 {
 	char *end;
 	long long v = strtoll(s, &end, 0);
 	int shift = 0;
 
-	switch (*end) {
+	switch (suffix ? *end : 0) {
 	case 'T': case 't': shift += 10; /* fall through */
 	case 'G': case 'g': shift += 10; /* fall through */
 	case 'M': case 'm': shift += 10; /* fall through */
@@ -117,6 +123,9 @@ static void say_ignored(const struct uvm_option *o, const char *val)
 		for (int v = 0; o->words[v]; v++)
 			snprintf(words + strlen(words), sizeof(words) - strlen(words), "%s%s", v ? ", " : "", o->words[v]);
 		n = snprintf(msg, sizeof(msg), "uvmalloc: ignoring %s=%s: it takes one of %s\n", o->name, val, words);
+	} else if (o->pages) {
+		n = snprintf(msg, sizeof(msg), "uvmalloc: ignoring %s=%s: it takes a whole number of pages from %lld to %lld "
+			     "(a count of %zu-byte pages, so no K, M, G or T)\n", o->name, val, o->min, o->max, UVM_PAGE_SIZE);
 	} else {
 		n = snprintf(msg, sizeof(msg), "uvmalloc: ignoring %s=%s: it takes a whole number from %lld to %lld "
 			     "(K, M, G or T: times 1024, 1024^2...)\n", o->name, val, o->min, o->max);
@@ -153,7 +162,7 @@ void options_init(void)
 		values[i] = table[i].def;
 		if (!s)
 			continue;
-		if ((table[i].words ? parse_word(table[i].words, s, &v) : parse(s, &v)) || v < table[i].min ||
+		if ((table[i].words ? parse_word(table[i].words, s, &v) : parse(s, !table[i].pages, &v)) || v < table[i].min ||
 		    v > table[i].max)
 			say_ignored(&table[i], s);
 		else
