@@ -259,22 +259,19 @@ static struct vmap_area *live_block(const void *p, size_t *n)
 {
 	struct vmap_area *va;
 
-	switch (slab_check(p, n)) {
-	case SLAB_LIVE:
-		return NULL;
-	case SLAB_BAD:
-		*n = 0;
-		return NULL;
-	case SLAB_NONE:
-		break;
+	/*
+	 * The area first where there can be one (on a page): one page-map
+	 * lookup, where the slabs' check and then the area's took two (about 30
+	 * instructions of every realloc of an area).  A slab's first object
+	 * starts on a page too: its area is the slab's own, which says so.
+	 */
+	if (!((uintptr_t)p & (UVM_PAGE_SIZE - 1)) && (va = area_find((uintptr_t)p)) && !(va->flags & VA_SLAB)) {
+		*n = area_usable(va);
+		return va;
 	}
-	va = area_find((uintptr_t)p);
-	if (!va || (va->flags & VA_SLAB)) {
-		*n = 0;
-		return NULL;
-	}
-	*n = area_usable(va);
-	return va;
+	if (slab_check(p, n) != SLAB_LIVE)
+		*n = 0; /* no live area starts at p either */
+	return NULL;
 }
 
 size_t uvm__live_usable(const void *p)

@@ -110,6 +110,35 @@ Test(malloc, usable_size)
 	cr_assert_eq(M(malloc_usable_size)(NULL), 0);
 }
 
+/*
+ * Objects that start on a page are still slab objects: a slab's first one
+ * (its 64 KiB base, where the slab's own area starts) and every fourth of
+ * 1 KiB.  realloc and malloc_usable_size look for an area first on a page.
+ */
+Test(malloc, page_aligned_slab_objects_are_slab_objects)
+{
+	enum { N = 200 };
+	static char *p[N];
+	int bases = 0, pages = 0;
+
+	for (int i = 0; i < N; i++)
+		cr_assert_not_null(p[i] = M(malloc)(1000));
+	for (int i = 0; i < N; i++) {
+		if ((uintptr_t)p[i] & 4095)
+			continue;
+		bases += !((uintptr_t)p[i] & 0xffff);
+		pages++;
+		cr_assert_eq(M(malloc_usable_size)(p[i]), 1024, "%p, on a page: not its class's size", (void *)p[i]);
+		p[i][0] = 'x';
+		cr_assert_eq(M(realloc)(p[i], 900), p[i], "a 1 KiB object shrunk to 900 bytes moved");
+		cr_assert_eq(p[i][0], 'x');
+	}
+	cr_assert_gt(pages, 40, "%d objects on a page of 200", pages);
+	cr_assert_geq(bases, 1, "no slab's first object among 200 of 1 KiB (64 per slab)");
+	for (int i = 0; i < N; i++)
+		M(free)(p[i]);
+}
+
 static void fill(unsigned char *p, size_t n, unsigned seed)
 {
 	for (size_t i = 0; i < n; i++)
