@@ -103,10 +103,8 @@ static uvm_noinline void *vmalloc_counted(size_t size, bool huge, const void *ca
 	struct heap *h = uvm__heap;
 	struct vmap_area *va;
 
-	if (area_past_bins(size) && (va = area_alloc_hit_large(h, size, huge ? uvm__huge_api_align : UVM_PAGE_SIZE, caller))) {
-		h->pcp.requested += size;
-		return (void *)va->va_start;
-	}
+	if (area_past_bins(size) && (va = area_alloc_hit_large(h, size, huge ? uvm__huge_api_align : UVM_PAGE_SIZE, caller)))
+		return area_handed(h, va, size);
 	return uvm__alloc(size, UVM_PAGE_SIZE, 0, -1, huge, caller);
 }
 
@@ -124,10 +122,8 @@ static inline void *vmalloc_fast(size_t size, size_t align, bool huge, const voi
 	if (likely(h && !UVM_TRACED(alloc))) {
 		if (prof_due_area(h, size))
 			return vmalloc_profiled(size, huge, caller);
-		if (likely(va = area_alloc_hit_aligned(h, size, align, caller))) {
-			h->pcp.requested += size;
-			return (void *)va->va_start;
-		}
+		if (likely(va = area_alloc_hit_aligned(h, size, align, caller)))
+			return area_handed(h, va, size);
 		return vmalloc_counted(size, huge, caller);
 	}
 	return vmalloc_slow(size, huge, caller);

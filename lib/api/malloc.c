@@ -181,10 +181,7 @@ static uvm_noinline void *malloc_large(struct heap *h, size_t size, const void *
 {
 	struct vmap_area *va = area_alloc_hit_large(h, size, UVM_PAGE_SIZE, caller);
 
-	if (!va)
-		return malloc_counted(size, caller);
-	h->pcp.requested += size;
-	return (void *)va->va_start;
+	return va ? area_handed(h, va, size) : malloc_counted(size, caller);
 }
 
 /* The owner's slab hit missed: straight to another slab of the class (malloc_counted's checks all hold here). */
@@ -220,10 +217,8 @@ void *uvm_malloc(size_t size)
 		} else {
 			if (prof_due_area(h, size))
 				return malloc_profiled(size, CALLER());
-			if ((va = area_alloc_hit(h, size, CALLER()))) {
-				h->pcp.requested += size;
-				return (void *)va->va_start;
-			}
+			if ((va = area_alloc_hit(h, size, CALLER())))
+				return area_handed(h, va, size);
 			if (area_past_bins(size))
 				return malloc_large(h, size, CALLER());
 		}

@@ -37,7 +37,7 @@ static const struct uvm_option table[OPT__COUNT] = {
 	[OPT_ARENA_SIZE] = { "UVM_ARENA_SIZE", 64LL << 30, 64LL << 20, 1LL << 44,
 			     "address space reserved per region (another, as large as all before it, when one is full; at most a quarter of what RLIMIT_AS leaves)" },
 	[OPT_LAZY_MAX] = { "UVM_LAZY_MAX", 0, 0, 1LL << 40,
-			   "lazily freed pages that trigger a purge, and the cap of pools; 0 = an eighth of the busy pages, "
+			   "lazily freed pages (a count, no K/M/G suffix) that trigger a purge, and the cap of pools; 0 = an eighth of the busy pages, "
 			   "between 256 and fls(CPUs) * 1024 (an eighth of the kernel's lazy_max_pages(): ours hold their pages)", .live = true,
 			   .pages = true },
 	[OPT_GUARD] = { "UVM_GUARD", 0, 0, 1,

@@ -75,6 +75,13 @@ static inline struct vmap_area *area_alloc_hit(struct heap *h, size_t bytes, con
 	return area_alloc_hit_aligned(h, bytes, UVM_PAGE_SIZE, caller);
 }
 
+/* An entry point's hit of size bytes handed out: counted as asked for in h (uvm_frag_stats), its address. */
+static inline void *area_handed(struct heap *h, const struct vmap_area *va, size_t size)
+{
+	h->pcp.requested += size;
+	return (void *)va->va_start;
+}
+
 /* Whether an area of bytes is past every bin, for an order list's hit (area_alloc_hit_large). */
 static inline bool area_past_bins(size_t bytes) { return bytes > (size_t)(PCP_BIN_PAGES - 2) << UVM_PAGE_SHIFT; }
 
@@ -111,7 +118,6 @@ static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node
 	/* A huge area is one aligned as the slow path aligns it (pcp_get reuses any such area, as this does). */
 	if (likely(align == UVM_PAGE_SIZE && node < 0)) {
 		size_t hit_align = huge_api ? uvm__huge_api_align : UVM_PAGE_SIZE;
-
 		struct heap *h = uvm__heap;
 
 		va = likely(h) ? area_alloc_hit_any(h, usable, hit_align, caller) : NULL;
