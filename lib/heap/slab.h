@@ -319,7 +319,18 @@ static inline enum slab_hit slab_free_hit(struct slab_heap *h, void *p, struct s
 	if (!slab_owned(h, p, s))
 		return SLAB_NOT_MINE;
 	/* The owner reads its own carving with a plain load: it is the only writer. */
-	if (((uintptr_t *)p)[1] == (*s)->mask || slab_index(*s, p) >= (*s)->carved)
+	if (slab_index(*s, p) >= (*s)->carved)
+		return SLAB_NOT_MINE;
+	/*
+	 * The first touch of p a write: the read of its mark on a page the
+	 * program never wrote would map the zero page, and the mark's write
+	 * then fault a second time (vmbench pcpu_alloc, whose objects are never
+	 * written: 13.3 k faults against 6.7 k).  The word is free state from
+	 * here on (a list's link): a double free, which aborts, loses nothing.
+	 */
+	((uintptr_t *)p)[0] = 0;
+	atomic_signal_fence(memory_order_seq_cst); /* not reordered after the read */
+	if (((uintptr_t *)p)[1] == (*s)->mask)
 		return SLAB_NOT_MINE;
 	if (unlikely((n = h->nmag[c = (*s)->cls]) == SLAB_MAG))
 		return SLAB_HAND_FULL;

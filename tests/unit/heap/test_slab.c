@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "arena.h"
 #include "heap.h"
@@ -122,6 +123,36 @@ Test(slab, fresh_objects_are_not_touched)
 	}
 	for (int i = 0; i < N; i++)
 		uvm_free(p[i]);
+}
+
+/*
+ * Freeing objects the program never wrote faults each of their pages once:
+ * free's first touch is a write (a read of the free mark first would map
+ * the zero page, and the mark's write fault the page again).
+ */
+Test(slab, free_of_never_written_objects_faults_once_a_page)
+{
+	enum { N = 256 };
+	static char *p[N];
+	unsigned char vec[1];
+	struct rusage before, after;
+	long fresh = 0;
+
+	for (int i = 0; i < N; i++)
+		p[i] = uvm_malloc(1024);
+	for (int i = 0; i < N; i++) {
+		uintptr_t page = (uintptr_t)p[i] & ~(uintptr_t)4095;
+
+		cr_assert_eq(mincore((void *)page, 4096, vec), 0);
+		fresh += (i == 0 || page != ((uintptr_t)p[i - 1] & ~(uintptr_t)4095)) && !(vec[0] & 1);
+	}
+	cr_assert_geq(fresh, N / 4 - 2, "the objects' pages were not fresh: %ld of %d", fresh, N / 4);
+	getrusage(RUSAGE_THREAD, &before);
+	for (int i = 0; i < N; i++)
+		uvm_free(p[i]);
+	getrusage(RUSAGE_THREAD, &after);
+	cr_assert_leq(after.ru_minflt - before.ru_minflt, fresh + 4, "%ld faults freeing objects on %ld fresh pages",
+		      after.ru_minflt - before.ru_minflt, fresh);
 }
 
 #define XN 5000
