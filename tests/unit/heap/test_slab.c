@@ -151,7 +151,8 @@ Test(slab, free_of_never_written_objects_faults_once_a_page)
 	for (int i = 0; i < N; i++)
 		uvm_free(p[i]);
 	getrusage(RUSAGE_THREAD, &after);
-	cr_assert_leq(after.ru_minflt - before.ru_minflt, fresh + 4, "%ld faults freeing objects on %ld fresh pages",
+	/* Twice as many without; half as many again allows a sanitizer's shadow pages (ASan: 75 for 64). */
+	cr_assert_leq(after.ru_minflt - before.ru_minflt, fresh * 3 / 2, "%ld faults freeing objects on %ld fresh pages",
 		      after.ru_minflt - before.ru_minflt, fresh);
 }
 
