@@ -20,8 +20,9 @@
  * The inbox is the one word other threads write: a free of another
  * thread's area pushes it with one compare-and-swap, and the owner takes
  * the whole list with one exchange on its next miss.  Heaps are never
- * unmapped; an exited thread's heap waits, inbox and all, for the next
- * thread, which adopts it.
+ * unmapped; an exited thread's heap is vacant: its slabs are orphaned, but
+ * its area cache, still backed, waits (up to PCP_VACANT_PAGES, decaying as
+ * an idle thread's) for the next thread, which adopts the heap.
  */
 #ifndef UVM_HEAP_H
 #define UVM_HEAP_H
@@ -36,14 +37,16 @@
 struct heap {
 	/* First the fields other threads touch at any time: a re-used heap is cleared from busy on. */
 	struct vmap_area *_Atomic inbox; /* pushes go on while a new thread takes the heap */
-	atomic_bool retired;             /* its thread is exiting or gone: frees of its areas go to the node */
+	atomic_bool retired;             /* its thread is exiting or gone (vacant): frees of its areas go to the node */
 	unsigned busy;                   /* the owner is between heap_enter and heap_leave */
 	_Atomic unsigned claimed;        /* another thread holds the caches: the owner waits */
 	bool dead;                       /* a fork child's copy of another thread's heap: never touched again */
+	bool vacant;                     /* its thread exited, no other has adopted it yet (registry lock) */
 	long prof_left;                  /* bytes until the next sample (prof.h); 0 in a fresh heap: its first call draws */
 	size_t prof_big, prof_rate;      /* always sampled from this size on; the rate prof_left was drawn for */
 	uint64_t prof_rng;
-	struct list_head link;           /* the registry's live or spare list */
+	struct list_head link;           /* the registry's list of every heap */
+	struct list_head vacant_link;    /* the registry's vacant list, while vacant */
 	struct slab_heap slab;
 	struct pcp pcp;                  /* last: its lists are sized by the NUMA node count */
 };
@@ -94,15 +97,16 @@ bool heap_inbox_take(struct heap *h, struct list_head *out);
 
 /*
  * Registry walks for other threads, under the registry lock: fn(h, owned,
- * arg) for every heap.  owned: h is claimed (its owner kept out) or is the
- * caller's own, so its caches may be used; otherwise (claims impossible, a
- * dead heap, a spare one, whose caches are empty) only its inbox may.
+ * arg) for every heap.  owned: h is claimed (its owner kept out), vacant,
+ * or the caller's own, so its caches may be used; otherwise (claims
+ * impossible, a dead heap) only its inbox may.
  */
 void heap_for_each_claimed(void (*fn)(struct heap *h, bool owned, void *arg), void *arg);
 /*
- * fn(h, arg) for the heaps of running threads (and a fork child's dead
- * ones), unclaimed: counters are read racily, as words.  A spare heap's
- * counters were folded into the process's at its thread's exit.
+ * fn(h, arg) for every heap (running threads', vacant ones, a fork
+ * child's dead ones), unclaimed: counters are read racily, as words.  A
+ * vacant heap's counters were folded into the process's, and cleared, at
+ * its thread's exit.
  */
 void heap_for_each_live(void (*fn)(struct heap *h, void *arg), void *arg);
 

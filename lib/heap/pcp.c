@@ -241,6 +241,21 @@ void pcp_heap_exit(struct heap *h)
 	heap_leave(h);
 }
 
+void pcp_heap_vacate(struct heap *h)
+{
+	struct pcp *p = &h->pcp;
+	LIST_HEAD(out);
+
+	heap_enter(h);
+	heap_inbox_take(h, &out);
+	if (p->high > PCP_VACANT_PAGES)
+		p->high = PCP_VACANT_PAGES;
+	if (p->pages > p->high)
+		drain_locked(p, p->high, &out);
+	heap_leave(h);
+	purge_free_backed(&out);
+}
+
 void pcp_heap_fold(struct pcp *p)
 {
 	reg.hits += p->hits;
@@ -251,6 +266,10 @@ void pcp_heap_fold(struct pcp *p)
 	reg.alloc_pages += p->alloc_pages;
 	reg.free_pages += p->free_pages;
 	reg.requested += p->requested;
+	p->hits = p->misses = p->allocs = p->frees = p->drained = 0;
+	p->alloc_pages = p->free_pages = p->requested = 0;
+	p->missed = 0;
+	p->ops_at_decay = 0; /* idle from here on, to decay (decay_one) */
 }
 
 size_t pcp_lists_size(unsigned nodes) { return (size_t)nodes * sizeof(struct pcp_node); }

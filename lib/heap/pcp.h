@@ -79,14 +79,19 @@ size_t pcp_lists_size(unsigned nodes);
 /* Read UVM_PCP and UVM_PCP_HIGH.  0 or an errno. */
 int pcp_init(unsigned nodes);
 void pcp_heap_init(struct pcp *p);
-/*
- * Drain h's caches and inbox to the nodes (thread exit, or a fork child's
- * copy of another thread's heap), h busy meanwhile.  Takes no lock a
- * claimer may hold while it waits (the caller's slab exit, which takes the
- * orphan lock, comes first and outside).
- */
+/* Drain h's caches, inbox and spare objects to the nodes (a fork child's copy of another thread's heap), h busy meanwhile. */
 void pcp_heap_exit(struct heap *h);
-/* Add an exited thread's counters to the process's (registry lock held). */
+/*
+ * A thread's exit: its inbox and its coldest areas drain to the nodes
+ * until PCP_VACANT_PAGES at most stay, for the thread that adopts the heap
+ * (heap.h), h busy meanwhile; high becomes what stayed, to decay as an
+ * idle thread's does.  4 MiB: a new thread's high (PCP_HIGH_MIN_PAGES).
+ * Takes no lock a claimer may hold while it waits (the caller's slab exit,
+ * which takes the orphan lock, comes first and outside).
+ */
+#define PCP_VACANT_PAGES PCP_HIGH_MIN_PAGES
+void pcp_heap_vacate(struct heap *h);
+/* Add an exited thread's counters to the process's, and clear them (registry lock held: its heap stays in the walks). */
 void pcp_heap_fold(struct pcp *p);
 
 extern size_t uvm__pcp_high_max; /* UVM_PCP_HIGH in pages; 0: no caching */

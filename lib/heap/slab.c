@@ -317,7 +317,9 @@ void slab_heap_fold(struct slab_heap *h)
 		sl.allocs[c] += h->allocs[c];
 		/* also counted lock-free by exited threads */
 		__atomic_fetch_add(&sl.frees[c], h->frees[c], __ATOMIC_RELAXED);
+		h->allocs[c] = h->frees[c] = 0;
 	}
+	h->carved = 0;
 }
 
 int slab_init(void)
@@ -694,7 +696,7 @@ static void frag_lists(struct uvm_frag *f, const struct slab_heap *h)
 	}
 }
 
-/* A heap whose owner is held (or is the caller); the others' slabs are out of reach, and a spare heap has none. */
+/* A heap whose owner is held (or is the caller, or none: vacant, its slabs orphaned); the others' slabs are out of reach. */
 static void frag_heap(struct heap *h, bool owned, void *arg)
 {
 	if (owned)

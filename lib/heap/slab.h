@@ -108,7 +108,7 @@ struct slab_heap {
 void slab_heap_init(struct slab_heap *h);
 /* A thread that is gone leaves its slabs to others: empty ones are released, the rest orphaned. */
 void slab_heap_exit(struct slab_heap *h);
-/* Add an exited thread's counters to the process's (the heap registry's lock held). */
+/* Add an exited thread's counters to the process's, and clear them (the heap registry's lock held). */
 void slab_heap_fold(struct slab_heap *h);
 
 /* Read UVM_SLAB_MAX and set up the thread-exit hook.  0 or an errno. */

@@ -1,8 +1,8 @@
 /*
  * tests/unit/heap/test_pcp.c - per-thread order caches (lib/heap/pcp.c): a block freed at
  * order N is the one handed out next at order N, higher orders serve and are
- * trimmed, watermarks grow and drain, decay empties an idle cache, and a
- * thread's cache drains when it exits.
+ * trimmed, watermarks grow and drain, decay empties an idle cache, and an
+ * exited thread's cache waits, bounded and decaying, for the next thread.
  */
 #include "helpers.h"
 
@@ -238,31 +238,119 @@ Test(pcp, decay_empties_an_idle_cache)
 	cr_assert_eq(pcp_high(), PCP_HIGH_MIN_PAGES);
 }
 
-static void *alloc_free_and_exit(void *arg)
+static void *alloc_touch_free_and_exit(void *arg)
 {
 	char *p[10];
 
 	(void)arg;
-	for (int i = 0; i < 10; i++)
+	for (int i = 0; i < 10; i++) {
 		p[i] = uvm_vmalloc((size_t)(i + 1) * 4096);
+		memset(p[i], 7, (size_t)(i + 1) * 4096);
+	}
 	for (int i = 0; i < 10; i++)
 		uvm_vfree(p[i]);
 	return NULL;
 }
 
-/* A thread's cache drains to the nodes when the thread exits; its counters survive it. */
-Test(pcp, thread_exit_drains_the_cache)
+struct again {
+	long faults;
+	uint64_t hits;
+	int unwritten;
+};
+
+/* The same sizes again on the next thread: its hits, its faults, and whether the pages came back written. */
+static void *alloc_the_same_again(void *arg)
+{
+	struct again *a = arg;
+	struct uvm_stats st;
+	char *p[10];
+	long faults = minor_faults();
+
+	uvm_stats(&st);
+	a->hits = st.cache_hits;
+	for (int i = 0; i < 10; i++) {
+		p[i] = uvm_vmalloc((size_t)(i + 1) * 4096);
+		a->unwritten += p[i][(size_t)i * 4096] != 7;
+	}
+	a->faults = minor_faults() - faults;
+	uvm_stats(&st);
+	a->hits = st.cache_hits - a->hits;
+	for (int i = 0; i < 10; i++)
+		uvm_vfree(p[i]);
+	return NULL;
+}
+
+/*
+ * An exited thread's cache stays, backed, in its heap, and the next thread
+ * adopts it: the same sizes are hits there with no page fault.  Its
+ * counters survive it; a purge empties the cache of a heap no thread runs.
+ */
+Test(pcp, an_exited_threads_cache_is_the_next_threads)
 {
 	pthread_t t;
-	struct uvm_stats before = stats(), st;
+	struct uvm_stats before, st;
+	struct again a = { 0 };
 
-	cr_assert_eq(pthread_create(&t, NULL, alloc_free_and_exit, NULL), 0);
+	uvm_free(uvm_malloc(1)); /* this thread's own heap first, so that the next thread is the one to adopt */
+	before = stats();
+	cr_assert_eq(pthread_create(&t, NULL, alloc_touch_free_and_exit, NULL), 0);
 	cr_assert_eq(pthread_join(t, NULL), 0);
 	st = stats();
-	cr_assert_eq(st.cached_count, before.cached_count);
-	cr_assert_eq(st.lazy_count + st.pooled_count - before.lazy_count - before.pooled_count, 10);
+	cr_assert_eq(st.cached_count - before.cached_count, 10, "the exited thread's cache did not stay");
+	cr_assert_eq(st.lazy_count + st.pooled_count, before.lazy_count + before.pooled_count);
 	cr_assert_eq(st.allocs - before.allocs, 10);
 	cr_assert_eq(st.frees - before.frees, 10);
+	cr_assert_eq(pthread_create(&t, NULL, alloc_the_same_again, &a), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(a.hits, 10, "the next thread hit its cache %lu times of 10", (unsigned long)a.hits);
+	cr_assert_eq(a.unwritten, 0, "areas came back without their pages");
+	cr_assert_eq(a.faults, 0, "%ld page faults", a.faults);
+	cr_assert_eq(stats().cached_count - before.cached_count, 10);
+	uvm_purge();
+	cr_assert_eq(stats().cached_count, 0, "a purge left a vacant heap's cache");
+}
+
+/* A thread that cached more than PCP_VACANT_PAGES leaves its heap no more than that. */
+static void *cache_a_lot_and_exit(void *arg)
+{
+	enum { N = 600 };
+	static char *p[N];
+
+	for (int i = 0; i < N; i++)
+		p[i] = uvm_vmalloc(3 * 4096); /* 4 pages with the guard: 2400 pages cached, high grown past 1024 */
+	for (int i = 0; i < N; i++)
+		uvm_vfree(p[i]);
+	*(size_t *)arg = stats().cached_bytes;
+	return NULL;
+}
+
+Test(pcp, an_exited_thread_leaves_at_most_pcp_vacant_pages)
+{
+	pthread_t t;
+	size_t had, before = stats().cached_bytes;
+
+	cr_assert_eq(pthread_create(&t, NULL, cache_a_lot_and_exit, &had), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_gt(had - before, PCP_VACANT_PAGES * 4096, "the thread cached only %zu bytes", had - before);
+	cr_assert_leq(stats().cached_bytes - before, PCP_VACANT_PAGES * 4096);
+	cr_assert_gt(stats().cached_bytes - before, 0);
+}
+
+/* A vacant heap decays as an idle thread's cache does: empty within a few steps. */
+Test(pcp, a_vacant_heaps_cache_decays)
+{
+	pthread_t t;
+	unsigned steps = 0;
+
+	cr_assert_eq(pthread_create(&t, NULL, alloc_touch_free_and_exit, NULL), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(stats().cached_count, 10);
+	while (stats().cached_count && steps < 16) {
+		pcp_decay();
+		steps++;
+	}
+	cr_assert_eq(stats().cached_count, 0, "a vacant heap's cache did not empty in %u decay steps", steps);
+	cr_assert_leq(steps, 5);
 }
 
 static void *alloc_touch_and_exit(void *arg)
@@ -273,15 +361,32 @@ static void *alloc_touch_and_exit(void *arg)
 		p[i] = uvm_vmalloc(3 * 4096);
 		memset(p[i], 7, 3 * 4096);
 	}
-	uvm_vfree(p[0]); /* into its cache: drained at its exit */
+	uvm_vfree(p[0]); /* into its cache: its heap keeps it */
+	return NULL;
+}
+
+static void *alloc_one(void *arg)
+{
+	struct again *a = arg;
+	struct uvm_stats st;
+	long faults;
+	char *p;
+
+	uvm_stats(&st); /* the thread's stack, as deep as an allocation goes, before the count */
+	faults = minor_faults();
+	p = uvm_vmalloc(3 * 4096);
+
+	a->unwritten = p[4096] != 7;
+	a->faults = minor_faults() - faults;
+	uvm_vfree(p);
 	return NULL;
 }
 
 /*
- * An exited thread's areas stay backed for the threads after it: its cache
- * at exit and the areas others free later go to the pools (not the lazy
- * lists, which wait for a purge), and the next misses of their size reuse
- * them with no page fault.
+ * An exited thread's areas stay backed for the threads after it: the
+ * areas others free later go to the pools (not the lazy lists, which wait
+ * for a purge), and the next misses of their size reuse them with no page
+ * fault; what it had cached, its heap's next thread does.
  */
 static void one_vmap_node(void) { setenv("UVM_NODES", "1", 1); }
 
@@ -289,23 +394,31 @@ Test(pcp, an_exited_threads_areas_are_reused_backed, .init = one_vmap_node)
 {
 	char *p[10], *q[10];
 	pthread_t t;
-	struct uvm_stats before = stats(), st;
+	struct uvm_stats before, st;
+	struct again a = { 0 };
 
+	uvm_free(uvm_malloc(1)); /* this thread's own heap first: its allocations below would adopt the vacant one */
+	before = stats();
 	/* One vmap node: pools are per node, and threads are spread over the nodes (one per CPU by default). */
 	cr_assert_eq(pthread_create(&t, NULL, alloc_touch_and_exit, p), 0);
 	cr_assert_eq(pthread_join(t, NULL), 0);
 	for (int i = 1; i < 10; i++)
 		uvm_vfree(p[i]);
 	st = stats();
-	cr_assert_eq(st.pooled_count - before.pooled_count, 10, "the exited thread's areas are not pooled");
+	cr_assert_eq(st.pooled_count - before.pooled_count, 9, "the exited thread's areas are not pooled");
+	cr_assert_eq(st.cached_count - before.cached_count, 1, "its heap did not keep its cache");
 	cr_assert_eq(st.lazy_count, before.lazy_count);
 	long faults = minor_faults();
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < 9; i++) {
 		q[i] = uvm_vmalloc(3 * 4096);
 		cr_assert_eq(q[i][4096], 7, "%p came back without its pages", q[i]);
 	}
 	cr_assert_eq(minor_faults() - faults, 0);
-	for (int i = 0; i < 10; i++)
+	cr_assert_eq(pthread_create(&t, NULL, alloc_one, &a), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(a.unwritten, 0, "the next thread's area came back without its pages");
+	cr_assert_eq(a.faults, 0, "%ld page faults", a.faults);
+	for (int i = 0; i < 9; i++)
 		uvm_vfree(q[i]);
 }
 
