@@ -179,7 +179,7 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 	return va;
 }
 
-bool area_free_own_list(struct heap *h, struct vmap_area *va) { return area_push_own(h, va, va_pages(va), true); }
+bool area_free_own_list(struct heap *h, struct vmap_area *va) { return area_push_own(h, va, false); }
 
 /*
  * Another thread's area: to its owner's inbox (pcp.c); one whose owner has

@@ -24,7 +24,7 @@ static uvm_always_inline struct vmap_area *area_pop(struct heap *h, size_t bytes
 
 	if (unlikely(!heap_try_enter(h)))
 		return NULL;
-	va = pcp_pop(&h->pcp, pages, align);
+	va = live == VA_LIVE_BIN ? pcp_pop_bin(&h->pcp, pages, align) : pcp_pop_order(&h->pcp, pages, align);
 	heap_leave(h);
 	if (likely(va)) {
 		va->flags |= VA_REUSED;
@@ -140,21 +140,29 @@ static inline struct vmap_area *area_at(uintptr_t addr)
 }
 
 /*
- * Push h's own area va, its live flag checked, onto its list unless that
- * would take the cache to high (the slow path grows high or drains), or,
- * with joins, a cached neighbour waits to be joined (pcp_put's way): false
- * then.
+ * Push h's own area va, its live flag checked, onto its list (bin: a bin's)
+ * unless the cache has no room left for it (the slow path looks at high,
+ * grows it or drains), or, for an order list, a cached neighbour waits to
+ * be joined (pcp_put's way): false then.
  */
-static inline bool area_push_own(struct heap *h, struct vmap_area *va, size_t pages, bool joins)
+static inline bool area_push_own(struct heap *h, struct vmap_area *va, bool bin)
 {
+	struct pcp_list *l = va->cache;
+
 	if (!heap_try_enter(h))
 		return false;
-	if (unlikely(h->pcp.pages + pages >= h->pcp.high || (joins && pcp_joins_next(&h->pcp, va)))) {
+	if (bin ? unlikely(pcp_bin_room(l) <= 0) && !pcp_borrow(&h->pcp, l, va)
+		: h->pcp.room < va_pages(va) || pcp_joins_next(&h->pcp, va)) {
 		heap_leave(h);
 		return false;
 	}
 	atomic_store_explicit(&va->live, 0, memory_order_relaxed);
-	pcp_push(&h->pcp, va);
+	if (bin) {
+		pcp_push_bin(&h->pcp, l, va);
+	} else {
+		h->pcp.room -= va_pages(va);
+		pcp_push(&h->pcp, va);
+	}
 	heap_leave(h);
 	return true;
 }
@@ -179,8 +187,8 @@ static inline enum area_hit area_free_own(struct heap *h, uintptr_t addr, struct
 	if (!*va || (*va)->heap != h)
 		return AREA_NOT_MINE;
 	live = atomic_load_explicit(&(*va)->live, memory_order_relaxed);
-	if (likely(live == VA_LIVE_BIN)) /* pages 0: a bin's cache may pass high by one area */
-		return area_push_own(h, *va, 0, false) ? AREA_FREED : AREA_NOT_MINE;
+	if (likely(live == VA_LIVE_BIN))
+		return area_push_own(h, *va, true) ? AREA_FREED : AREA_NOT_MINE;
 	return live == VA_LIVE_LIST ? AREA_LIST : AREA_NOT_MINE;
 }
 

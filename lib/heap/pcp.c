@@ -62,7 +62,47 @@ static void unlink_cached(struct pcp *p, struct vmap_area *va)
 	list_del(&va->list);
 	va->cache = NULL;
 	p->nodes[va_nid(va)].lists[pcp_list_index(va_pages(va))].count--;
-	p->pages -= va_pages(va);
+	p->slow_pages -= va_pages(va);
+	p->room += va_pages(va);
+}
+
+/* Bin l of b pages: its room left back to the cache's. */
+static void revoke(struct pcp *p, struct pcp_list *l, unsigned b)
+{
+	int64_t left = pcp_bin_room(l);
+
+	if (left > 0)
+		p->room += (size_t)left * b;
+	l->cap = l->pushes - l->pops;
+}
+
+/* Bin b of node n, empty, loses its binmap bit; its in-line part folded first (pcp_list), since only marked bins have one. */
+static void unmark_bin(struct pcp *p, struct pcp_node *n, unsigned b)
+{
+	struct pcp_list *l = &n->lists[b];
+	uint64_t u = pcp_unfolded(l);
+
+	l->count += (uint32_t)u;
+	l->folded += u;
+	p->slow_pages += (size_t)u * b;
+	revoke(p, l, b); /* an unmarked bin has no room left: room is taken back from marked bins only */
+	l->marked = 0;
+	n->binmap[b / 64] &= ~(1ull << (b % 64));
+}
+
+/* What the cache holds, in pages: the slow paths' count and the marked bins' in-line rest (the owner's, or a claimer's, look). */
+static size_t cached_pages(const struct pcp *p)
+{
+	size_t pages = p->slow_pages;
+
+	for (unsigned nid = 0; nid < reg.nodes; nid++)
+		for (unsigned w = 0; w < PCP_BIN_PAGES / 64; w++)
+			for (uint64_t bits = p->nodes[nid].binmap[w]; bits; bits &= bits - 1) {
+				unsigned b = w * 64 + (unsigned)__builtin_ctzll(bits);
+
+				pages += (size_t)pcp_unfolded(&p->nodes[nid].lists[b]) * b;
+			}
+	return pages;
 }
 
 static void link_cached(struct pcp *p, struct vmap_area *va)
@@ -108,7 +148,7 @@ static struct vmap_area *take_fit(struct pcp *p, struct pcp_list *l, size_t page
 }
 
 /* The next non-empty bin from bin i on, or PCP_BIN_PAGES; the stale bits it passes are cleared. */
-static unsigned next_bin(struct pcp_node *n, unsigned i)
+static unsigned next_bin(struct pcp *p, struct pcp_node *n, unsigned i)
 {
 	while (i < PCP_BIN_PAGES) {
 		uint64_t w = n->binmap[i / 64] & (~0ull << (i % 64));
@@ -119,10 +159,9 @@ static unsigned next_bin(struct pcp_node *n, unsigned i)
 			continue;
 		}
 		b = (i & ~63u) + (unsigned)__builtin_ctzll(w);
-		if (n->lists[b].count)
+		if (!list_empty(&n->lists[b].head))
 			return b;
-		n->lists[b].marked = 0;
-		n->binmap[b / 64] &= ~(1ull << (b % 64));
+		unmark_bin(p, n, b);
 		i = b + 1;
 	}
 	return PCP_BIN_PAGES;
@@ -134,21 +173,22 @@ static struct vmap_area *search(struct pcp *p, unsigned nid, size_t pages, size_
 	struct pcp_node *n = &p->nodes[nid];
 	struct vmap_area *va = NULL;
 
-	for (unsigned i = next_bin(n, (unsigned)pages); i < PCP_BIN_PAGES && !va; i = next_bin(n, i + 1))
+	for (unsigned i = next_bin(p, n, (unsigned)pages); i < PCP_BIN_PAGES && !va; i = next_bin(p, n, i + 1))
 		va = take_fit(p, &n->lists[i], pages, align);
 	for (unsigned k = pcp_order(pages); k < PCP_ORDERS && !va; k++)
 		va = take_fit(p, &n->lists[PCP_BIN_PAGES + k], pages, align);
 	return va;
 }
 
-/* List l's coldest area onto out; false when l is empty. */
-static bool drain_tail(struct pcp *p, struct pcp_list *l, struct list_head *out)
+/* List l's coldest area onto out, its pages off *have; false when l is empty. */
+static bool drain_tail(struct pcp *p, struct pcp_list *l, size_t *have, struct list_head *out)
 {
 	struct vmap_area *va;
 
-	if (!l->count)
+	if (list_empty(&l->head))
 		return false;
 	va = list_entry(l->head.prev, struct vmap_area, list);
+	*have -= va_pages(va);
 	unlink_cached(p, va);
 	list_add_tail(&va->list, out);
 	p->drained++;
@@ -162,55 +202,94 @@ static bool drain_tail(struct pcp *p, struct pcp_list *l, struct list_head *out)
  * PCP_LISTS (a thread's exit drained 512 cached pages in 1.5 M
  * instructions, looking at every empty list once per area).
  */
-static void drain_round(struct pcp *p, struct pcp_node *n, size_t target, struct list_head *out)
+static void drain_round(struct pcp *p, struct pcp_node *n, size_t *have, size_t target, struct list_head *out)
 {
 	for (unsigned w = 0; w < PCP_BIN_PAGES / 64; w++)
-		for (uint64_t bits = n->binmap[w]; bits && p->pages > target; bits &= bits - 1) {
+		for (uint64_t bits = n->binmap[w]; bits && *have > target; bits &= bits - 1) {
 			unsigned b = w * 64 + (unsigned)__builtin_ctzll(bits);
 
-			if (!drain_tail(p, &n->lists[b], out)) {
-				n->lists[b].marked = 0;
-				n->binmap[w] &= ~(1ull << (b % 64));
-			}
+			if (!drain_tail(p, &n->lists[b], have, out))
+				unmark_bin(p, n, b);
 		}
-	for (unsigned i = PCP_BIN_PAGES; i < PCP_LISTS && p->pages > target; i++)
-		drain_tail(p, &n->lists[i], out);
+	for (unsigned i = PCP_BIN_PAGES; i < PCP_LISTS && *have > target; i++)
+		drain_tail(p, &n->lists[i], have, out);
 }
 
 /*
  * Move the coldest areas onto out until at most target pages stay: the tail
- * of each non-empty list in turn, as free_pcppages_bulk() does.
+ * of each non-empty list in turn, as free_pcppages_bulk() does.  have: what
+ * the cache holds (cached_pages); what it holds after.
  */
-static void drain_locked(struct pcp *p, size_t target, struct list_head *out)
+static size_t drain_locked(struct pcp *p, size_t have, size_t target, struct list_head *out)
 {
-	size_t pages = p->pages;
-	uint64_t drained = p->drained;
+	size_t pages = have;
+	uint64_t drained = p->drained, before;
 
-	while (p->pages > target)
-		for (unsigned nid = 0; nid < reg.nodes && p->pages > target; nid++)
-			drain_round(p, &p->nodes[nid], target, out);
+	do { /* a round that drains nothing ends it, whatever the counts say */
+		before = p->drained;
+		for (unsigned nid = 0; nid < reg.nodes && have > target; nid++)
+			drain_round(p, &p->nodes[nid], &have, target, out);
+	} while (have > target && p->drained != before);
 	p->missed = 0;
-	UVM_TRACE(cache_drain, p->drained - drained, pages - p->pages);
+	UVM_TRACE(cache_drain, p->drained - drained, pages - have);
+	return have;
 }
 
-/* Over high: a decayed thread is busy again, or a thread that missed grows high; else the coldest drain. */
-static void overflow_locked(struct pcp *p, struct list_head *out)
+/* The bins' room left taken back, and the cache's room high less have, what the cache holds. */
+static void set_room(struct pcp *p, size_t have)
+{
+	for (unsigned nid = 0; nid < reg.nodes; nid++)
+		for (unsigned w = 0; w < PCP_BIN_PAGES / 64; w++)
+			for (uint64_t bits = p->nodes[nid].binmap[w]; bits; bits &= bits - 1) {
+				unsigned b = w * 64 + (unsigned)__builtin_ctzll(bits);
+
+				p->nodes[nid].lists[b].cap = p->nodes[nid].lists[b].pushes - p->nodes[nid].lists[b].pops;
+			}
+	p->room = have < p->high ? p->high - have : 0;
+}
+
+/* Every area of p's cache onto out. */
+static void drain_all_locked(struct pcp *p, struct list_head *out)
+{
+	set_room(p, drain_locked(p, cached_pages(p), 0, out));
+}
+
+/*
+ * Out of room, the cache holding have pages: a decayed thread busy again
+ * gets its minimum high back, and within a batch of high, a thread that
+ * missed grows high, else the coldest drain to a batch below it, so that a
+ * cache held near high by other sizes does not send every free of the one
+ * in use the slow way.  Then room again.
+ */
+static void reroom(struct pcp *p, size_t have, struct list_head *out)
 {
 	if (p->high < PCP_HIGH_MIN_PAGES && PCP_HIGH_MIN_PAGES <= uvm__pcp_high_max)
 		p->high = PCP_HIGH_MIN_PAGES;
-	if (p->pages > p->high && p->missed) {
+	if (have + PCP_BATCH_PAGES > p->high && p->missed) {
 		p->high = p->high + p->missed < uvm__pcp_high_max ? p->high + p->missed : uvm__pcp_high_max;
 		p->missed = 0;
 	}
-	if (p->pages > p->high)
-		drain_locked(p, p->high > PCP_BATCH_PAGES ? p->high - PCP_BATCH_PAGES : 0, out);
+	if (have + PCP_BATCH_PAGES > p->high)
+		have = drain_locked(p, have, p->high > PCP_BATCH_PAGES ? p->high - PCP_BATCH_PAGES : 0, out);
+	set_room(p, have);
 }
+
+/* pages just linked by a slow path, taken from room; when it runs out, reroom. */
+static void admit(struct pcp *p, size_t pages, struct list_head *out)
+{
+	if (p->room >= pages)
+		p->room -= pages;
+	else
+		reroom(p, cached_pages(p), out);
+}
+
 
 /* ---------------------------------------------------- thread lifetime */
 
 void pcp_heap_init(struct pcp *p)
 {
 	p->high = PCP_HIGH_MIN_PAGES < uvm__pcp_high_max ? PCP_HIGH_MIN_PAGES : uvm__pcp_high_max;
+	p->room = p->high;
 	p->hit = &p->nodes[0];
 	list_init(&p->spare);
 	for (unsigned nid = 0; nid < reg.nodes; nid++)
@@ -233,7 +312,7 @@ void pcp_heap_exit(struct heap *h)
 	LIST_HEAD(out);
 
 	heap_enter(h);
-	drain_locked(&h->pcp, 0, &out);
+	drain_all_locked(&h->pcp, &out);
 	heap_inbox_take(h, &out);
 	purge_free_backed(&out);
 	meta_va_free_list(&h->pcp.spare);
@@ -250,22 +329,65 @@ void pcp_heap_vacate(struct heap *h)
 	heap_inbox_take(h, &out);
 	if (p->high > PCP_VACANT_PAGES)
 		p->high = PCP_VACANT_PAGES;
-	if (p->pages > p->high)
-		drain_locked(p, p->high, &out);
+	set_room(p, drain_locked(p, cached_pages(p), p->high, &out));
 	heap_leave(h);
 	purge_free_backed(&out);
 }
 
+/*
+ * The bins' in-line counts, added to the slow ones: into *c (hits, frees,
+ * alloc_pages, free_pages, count, pages), read as words (other threads
+ * read them racily: every bin, marked or not).
+ */
+struct bin_sums {
+	uint64_t hits, frees, alloc_pages, free_pages, count, pages;
+};
+
+static uint64_t word(const uint64_t *w) { return __atomic_load_n(w, __ATOMIC_RELAXED); }
+
+static struct bin_sums sums_of(const struct pcp *p)
+{
+	struct bin_sums c = { word(&p->hits), word(&p->frees), word(&p->alloc_pages), word(&p->free_pages), 0,
+			      __atomic_load_n(&p->slow_pages, __ATOMIC_RELAXED) };
+
+	for (unsigned nid = 0; nid < reg.nodes; nid++)
+		for (unsigned i = 0; i < PCP_LISTS; i++) {
+			const struct pcp_list *l = &p->nodes[nid].lists[i];
+			uint64_t pops = word(&l->pops), pushes = word(&l->pushes), u = pushes - pops - word(&l->folded);
+
+			c.count += (uint32_t)(__atomic_load_n(&l->count, __ATOMIC_RELAXED) + (uint32_t)u);
+			if (i >= PCP_BIN_PAGES)
+				continue;
+			c.hits += pops;
+			c.frees += pushes;
+			c.alloc_pages += pops * i;
+			c.free_pages += pushes * i;
+			c.pages += u * i;
+		}
+	return c;
+}
+
 void pcp_heap_fold(struct pcp *p)
 {
-	reg.hits += p->hits;
+	struct bin_sums c = sums_of(p);
+
+	reg.hits += c.hits;
 	reg.misses += p->misses;
-	reg.allocs += p->hits + p->allocs; /* the process's count is of all allocations */
-	reg.frees += p->frees;
+	reg.allocs += c.hits + p->allocs; /* the process's count is of all allocations */
+	reg.frees += c.frees;
 	reg.drained += p->drained;
-	reg.alloc_pages += p->alloc_pages;
-	reg.free_pages += p->free_pages;
+	reg.alloc_pages += c.alloc_pages;
+	reg.free_pages += c.free_pages;
 	reg.requested += p->requested;
+	/* The cache stays (a vacant heap's): its bins' in-line parts go into the slow counts, and their counters start again. */
+	for (unsigned nid = 0; nid < reg.nodes; nid++)
+		for (unsigned i = 0; i < PCP_BIN_PAGES; i++) {
+			struct pcp_list *l = &p->nodes[nid].lists[i];
+
+			l->count += (uint32_t)pcp_unfolded(l);
+			l->pops = l->pushes = l->folded = l->cap = 0;
+		}
+	p->slow_pages = c.pages;
 	p->hits = p->misses = p->allocs = p->frees = p->drained = 0;
 	p->alloc_pages = p->free_pages = p->requested = 0;
 	p->missed = 0;
@@ -341,8 +463,7 @@ static void trim(struct heap *h, struct vmap_area *va, size_t pages)
 	vn_busy_split(va, va->va_start + (pages << UVM_PAGE_SHIFT), tail);
 	heap_enter(h);
 	link_cached(&h->pcp, tail);
-	if (h->pcp.pages > h->pcp.high)
-		overflow_locked(&h->pcp, &out);
+	admit(&h->pcp, va_pages(tail), &out);
 	heap_leave(h);
 	purge_free_lazily(&out);
 }
@@ -440,14 +561,14 @@ bool pcp_put(struct heap *h, struct vmap_area *va)
 	if (likely(pages < PCP_BIN_PAGES)) {
 		va->cache = pcp_list_of(p, va);
 		pcp_push(p, va);
+		admit(p, pages, &out);
 	} else {
 		p->frees++;
 		p->free_pages += pages;
 		merge_next(p, va);
 		link_cached(p, va);
+		admit(p, va_pages(va), &out);
 	}
-	if (p->pages > p->high)
-		overflow_locked(p, &out);
 	heap_leave(h);
 	purge_free_lazily(&out);
 	return true;
@@ -473,6 +594,7 @@ bool pcp_give_back(struct vmap_area *va)
 static void take_inbox(struct heap *h)
 {
 	struct vmap_area *va, *n;
+	size_t pages = 0;
 	LIST_HEAD(in);
 	LIST_HEAD(out);
 
@@ -481,13 +603,14 @@ static void take_inbox(struct heap *h)
 	heap_enter(h);
 	list_for_each_entry_safe(va, n, &in, list) {
 		list_del(&va->list);
-		if (va_pages(va) <= uvm__pcp_high_max)
+		if (va_pages(va) <= uvm__pcp_high_max) {
 			link_cached(&h->pcp, va);
-		else
+			pages += va_pages(va);
+		} else {
 			list_add_tail(&va->list, &out);
+		}
 	}
-	if (h->pcp.pages > h->pcp.high)
-		overflow_locked(&h->pcp, &out);
+	admit(&h->pcp, pages, &out);
 	heap_leave(h);
 	purge_free_lazily(&out);
 }
@@ -585,7 +708,12 @@ void pcp_count_free(struct heap *h, size_t pages) { count_op(h, false, pages); }
 
 /* ------------------------------------------------------------- decay */
 
-static uint64_t ops_of(const struct pcp *p) { return p->hits + p->misses + p->frees; }
+static uint64_t ops_of(const struct pcp *p)
+{
+	struct bin_sums c = sums_of(p);
+
+	return c.hits + p->misses + c.frees;
+}
 
 static void decay_one(struct heap *h, bool owned, void *arg)
 {
@@ -605,8 +733,7 @@ static void decay_one(struct heap *h, bool owned, void *arg)
 	}
 	p->ops_at_decay = ops_of(p);
 	p->missed = 0;
-	if (p->pages > p->high)
-		drain_locked(p, p->high, out);
+	set_room(p, drain_locked(p, cached_pages(p), p->high, out));
 }
 
 void pcp_decay(void)
@@ -637,7 +764,7 @@ static void drain_one(struct heap *h, bool owned, void *arg)
 	heap_inbox_take(h, &d->out);
 	if (!owned)
 		return;
-	drain_locked(&h->pcp, 0, &d->out);
+	drain_all_locked(&h->pcp, &d->out);
 	list_splice_tail(&h->pcp.spare, &d->spares);
 	h->pcp.nr_spare = 0;
 }
@@ -660,26 +787,22 @@ size_t pcp_high(void)
 
 /* ------------------------------------------------------------- stats */
 
-static uint64_t word(const uint64_t *w) { return __atomic_load_n(w, __ATOMIC_RELAXED); }
-
 static void stats_one(struct heap *h, void *arg)
 {
 	const struct pcp *p = &h->pcp;
 	struct uvm_stats *st = arg;
-
-	uint64_t allocs = word(&p->hits) + word(&p->allocs), frees = word(&p->frees);
+	struct bin_sums c = sums_of(p);
+	uint64_t allocs = c.hits + word(&p->allocs);
 
 	st->allocs += allocs;
-	st->frees += frees;
-	st->cache_hits += word(&p->hits);
+	st->frees += c.frees;
+	st->cache_hits += c.hits;
 	st->cache_misses += word(&p->misses);
 	st->cache_drained += word(&p->drained);
-	st->area_alloc_bytes += (word(&p->alloc_pages) - allocs) << UVM_PAGE_SHIFT;
-	st->area_free_bytes += (word(&p->free_pages) - frees) << UVM_PAGE_SHIFT;
-	st->cached_bytes += __atomic_load_n(&p->pages, __ATOMIC_RELAXED) << UVM_PAGE_SHIFT;
-	for (unsigned nid = 0; nid < reg.nodes; nid++)
-		for (unsigned i = 0; i < PCP_LISTS; i++)
-			st->cached_count += __atomic_load_n(&p->nodes[nid].lists[i].count, __ATOMIC_RELAXED);
+	st->area_alloc_bytes += (c.alloc_pages - allocs) << UVM_PAGE_SHIFT;
+	st->area_free_bytes += (c.free_pages - c.frees) << UVM_PAGE_SHIFT;
+	st->cached_bytes += c.pages << UVM_PAGE_SHIFT;
+	st->cached_count += c.count;
 }
 
 void pcp_stats(struct uvm_stats *st)
@@ -705,8 +828,7 @@ void pcp_describe(struct uvm_descriptor *d)
 	size_t base = offsetof(struct heap, pcp);
 
 	heap_describe(d);
-	d->pcp_pages = base + offsetof(struct pcp, pages);
-	d->pcp_count = 0; /* no longer kept: readers sum the lists */
+	d->pcp_pages = d->pcp_count = 0; /* no longer kept: readers sum the lists */
 	d->pcp_hits = base + offsetof(struct pcp, hits);
 	d->pcp_misses = base + offsetof(struct pcp, misses);
 	d->pcp_allocs = base + offsetof(struct pcp, allocs);
@@ -715,4 +837,12 @@ void pcp_describe(struct uvm_descriptor *d)
 	d->pcp_exited_frees = (uintptr_t)&reg.frees;
 	d->pcp_exited_hits = (uintptr_t)&reg.hits;
 	d->pcp_exited_misses = (uintptr_t)&reg.misses;
+	d->pcp_nodes = base + offsetof(struct pcp, nodes);
+	d->pcp_nr_nodes = reg.nodes;
+	d->pcp_node_size = sizeof(struct pcp_node);
+	d->pcp_node_lists = offsetof(struct pcp_node, lists);
+	d->pcp_lists_per_node = PCP_LISTS;
+	d->pcp_list_size = sizeof(struct pcp_list);
+	d->pcp_list_pops = offsetof(struct pcp_list, pops);
+	d->pcp_list_pushes = offsetof(struct pcp_list, pushes);
 }

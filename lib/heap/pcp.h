@@ -34,10 +34,34 @@
 
 struct heap;
 
+/*
+ * A bin's in-line hits and frees are counted in the bin, each by its own
+ * side: the pop adds to pops, the push to pushes, and neither writes a word
+ * the other writes.  (Both used to read-modify-write the cache's page total
+ * and the list's count, and each its side's pair of counters in the heap:
+ * eight such stores an alloc-free pair, a chain of stores and reloads
+ * through every iteration; vmbench fix_size p:1 took 19 % fewer cycles
+ * without five of them.)  The slow paths keep count, and the cache's
+ * slow_pages, for what they link and unlink; the in-line part not yet
+ * folded into them is pushes - pops - folded (pcp_unfolded), which is 0
+ * whenever the bin's binmap bit is clear: a search or drain that clears
+ * the bit of an empty bin folds it first.  Readers sum the lists.
+ *
+ * What a bin may take in line is its own too: a push needs pushes - pops
+ * below cap (pcp_bin_room), so a hit gives its room back by counting
+ * itself, and the two sides still share no written word.  A push that
+ * finds none takes one area's room from the cache's (struct pcp), so that
+ * what the cache holds, its room and every bin's room left never add up
+ * to more than high: a loop of one size borrows once, a cycling working
+ * set once per area.
+ */
 struct pcp_list {
 	struct list_head head; /* hottest first */
-	uint32_t count;
+	uint32_t count;        /* areas linked less unlinked by slow paths, modulo 2^32: pcp_unfolded adds the rest */
 	uint32_t marked;       /* its bit in binmap is set (bins); always set for an order list, which has no bit */
+	uint64_t pops, pushes; /* a bin's in-line hits and frees, all time (an order list's hits are the slow way's) */
+	uint64_t folded;       /* pushes - pops when count last took them in */
+	uint64_t cap;          /* pushes - pops may reach this in line (a bin's) */
 };
 
 /* One NUMA node's lists: bins by exact page count, then orders. */
@@ -48,11 +72,21 @@ struct pcp_node {
 
 /* Words the owner writes and other threads read as words (stats, vminfo); nothing here is atomic. */
 struct pcp {
-	size_t pages;        /* cached, all lists */
+	size_t slow_pages;   /* cached pages the slow paths linked less unlinked, modulo 2^64: pcp_pages adds the bins' rest */
 	size_t high;
+	/*
+	 * Pages the cache may take before a slow path looks at high again:
+	 * what it holds, this and the bins' room left (pcp_list.cap) add up to
+	 * high at most.  Order lists' frees take from it and their hits give
+	 * back, slow paths' links take and unlinks give, bins are granted
+	 * their room from it; when it runs out, the bins' room left is taken
+	 * back and it is high less what the cache holds (after a drain when
+	 * that is within a batch of high).
+	 */
+	size_t room;
 	size_t missed;       /* pages fetched from the node since the last drain or decay */
 	uint64_t ops_at_decay;
-	uint64_t hits, misses, frees, drained;
+	uint64_t hits, misses, frees, drained;        /* hits and frees: the slow way's and an order list's; bins count theirs */
 	uint64_t allocs;                              /* those the cache missed: hits + allocs is all of them */
 	uint64_t alloc_pages, free_pages; /* of the areas handed out and freed, guard pages included: the usable bytes
 					   * are (pages - areas) pages, so a hit adds a page count it has already */
@@ -110,7 +144,23 @@ static inline unsigned pcp_list_index(size_t pages)
 	return pages < PCP_BIN_PAGES ? (unsigned)pages : PCP_BIN_PAGES + pcp_order(pages);
 }
 
-/* List i of node n: bins by page count below PCP_BIN_PAGES, then orders. */
+/* A bin's in-line frees less hits not yet folded into its count (pcp_list), modulo 2^64. */
+static inline uint64_t pcp_unfolded(const struct pcp_list *l) { return l->pushes - l->pops - l->folded; }
+/* The areas bin l may still take in line (0 or less: none; pushes - pops runs below 0 when hits take slow links). */
+static inline int64_t pcp_bin_room(const struct pcp_list *l) { return (int64_t)(l->cap - (l->pushes - l->pops)); }
+/* Room for one more area va in its bin l, from the cache's (the in-line free of a bin with none left): false when that is out too. */
+static inline bool pcp_borrow(struct pcp *p, struct pcp_list *l, const struct vmap_area *va)
+{
+	size_t pages = va_pages(va);
+
+	if (p->room < pages)
+		return false;
+	p->room -= pages;
+	l->cap++;
+	return true;
+}
+
+/* List i of node n: bins by page count below PCP_BIN_PAGES, then orders.  A slow path's link. */
 static inline void pcp_link(struct pcp *p, struct pcp_node *n, unsigned i, struct vmap_area *va)
 {
 	list_add(&va->list, &n->lists[i].head);
@@ -120,35 +170,59 @@ static inline void pcp_link(struct pcp *p, struct pcp_node *n, unsigned i, struc
 		n->lists[i].marked = 1;
 		n->binmap[i / 64] |= 1ull << (i % 64);
 	}
-	p->pages += va_pages(va);
+	p->slow_pages += va_pages(va);
+}
+
+/* va out of its list, its neighbours' links joined: the hit's unlink (no list_del: nothing of va needs clearing). */
+static inline void pcp_unlink_hot(struct vmap_area *va)
+{
+	va->list.prev->next = va->list.next;
+	va->list.next->prev = va->list.prev;
 }
 
 /*
- * The hit: the hottest cached area of p's hit lists' list for pages pages
- * (guard included) if it has exactly that many and starts on an align
- * boundary (a page always does), or NULL.  A bin's areas all fit; an order
- * list's hottest fits when a program recycles one size, and anything else
- * is the slow path's (pcp_get: a search and a trim).
- * The caller is the owner, between heap_enter and heap_leave.  va->cache
- * keeps naming the list: the area goes back there when its owner frees it
- * (VA_LIVE_BIN), and the live flag tells it from a cached one.
+ * The hit: the hottest cached area of the bin of pages pages (guard
+ * included, less than PCP_BIN_PAGES) of p's hit lists if it starts on an
+ * align boundary (a page always does), or NULL.  The caller is the owner,
+ * between heap_enter and heap_leave.  va->cache keeps naming the list: the
+ * area goes back there when its owner frees it (VA_LIVE_BIN), and the live
+ * flag tells it from a cached one.
  */
-static inline struct vmap_area *pcp_pop(struct pcp *p, size_t pages, size_t align)
+static inline struct vmap_area *pcp_pop_bin(struct pcp *p, size_t pages, size_t align)
 {
-	struct pcp_list *l = &p->hit->lists[pcp_list_index(pages)];
+	struct pcp_list *l = &p->hit->lists[pages];
+	struct vmap_area *va;
+
+	if (list_empty(&l->head))
+		return NULL;
+	va = list_first_entry(&l->head, struct vmap_area, list);
+	if (align > UVM_PAGE_SIZE && (va->va_start & (align - 1)))
+		return NULL;
+	pcp_unlink_hot(va);
+	l->pops++;
+	return va;
+}
+
+/*
+ * The same for an order list's hottest area, if it has exactly pages pages
+ * (a program recycling one size of large block); anything else is the
+ * slow path's (pcp_get: a search and a trim).  Counted as the slow paths
+ * count: an order list's pages vary, so its count and pages are kept.
+ */
+static inline struct vmap_area *pcp_pop_order(struct pcp *p, size_t pages, size_t align)
+{
+	struct pcp_list *l = &p->hit->lists[PCP_BIN_PAGES + pcp_order(pages)];
 	struct vmap_area *va;
 
 	if (!l->count)
 		return NULL;
 	va = list_first_entry(&l->head, struct vmap_area, list);
-	if (pages >= PCP_BIN_PAGES && va_pages(va) != pages)
+	if (va_pages(va) != pages || (align > UVM_PAGE_SIZE && (va->va_start & (align - 1))))
 		return NULL;
-	if (align > UVM_PAGE_SIZE && (va->va_start & (align - 1)))
-		return NULL;
-	va->list.prev->next = va->list.next;
-	va->list.next->prev = va->list.prev;
+	pcp_unlink_hot(va);
 	l->count--;
-	p->pages -= pages;
+	p->slow_pages -= pages;
+	p->room += pages;
 	p->hits++;
 	p->alloc_pages += pages;
 	return va;
@@ -160,12 +234,37 @@ static inline struct pcp_list *pcp_list_of(struct pcp *p, const struct vmap_area
 	return &p->nodes[va_nid(va)].lists[pcp_list_index(va_pages(va))];
 }
 
+/*
+ * Set the binmap bit of l, va's bin, in line: a call would cost the leaf
+ * its registers (so would keeping va's page count for it: it is read again).
+ */
+static inline void pcp_mark(struct pcp *p, struct pcp_list *l, const struct vmap_area *va)
+{
+	if (unlikely(!l->marked)) {
+		size_t pages = va_pages(va);
+
+		l->marked = 1;
+		p->nodes[va_nid(va)].binmap[pages / 64] |= 1ull << (pages % 64);
+	}
+}
 
 /*
- * The owner's free of its own area onto its list, which va->cache names
- * (pcp_list_of), between heap_enter and heap_leave.  The caller sees to
- * high, and to an order list's joins (pcp_put).  An order list's marked
- * is set for good at its heap's start: binmap covers bins only.
+ * The owner's free of its own area of bin size onto its bin l, which
+ * va->cache names (pcp_list_of), between heap_enter and heap_leave; the
+ * caller saw to the bin's room (pcp_bin_room, pcp_borrow).
+ */
+static inline void pcp_push_bin(struct pcp *p, struct pcp_list *l, struct vmap_area *va)
+{
+	list_add(&va->list, &l->head);
+	l->pushes++;
+	pcp_mark(p, l, va);
+}
+
+/*
+ * The same for any list, counted as the slow paths count (an order list's
+ * in-line free, and pcp_put's); the caller sees to high (room) and to an
+ * order list's joins.  An order list's marked is set for good at its
+ * heap's start: binmap covers bins only.
  */
 static inline void pcp_push(struct pcp *p, struct vmap_area *va)
 {
@@ -174,11 +273,8 @@ static inline void pcp_push(struct pcp *p, struct vmap_area *va)
 
 	list_add(&va->list, &l->head);
 	l->count++;
-	if (unlikely(!l->marked)) { /* in line: a call would cost the leaf its registers */
-		l->marked = 1;
-		p->nodes[va_nid(va)].binmap[pages / 64] |= 1ull << (pages % 64);
-	}
-	p->pages += pages;
+	pcp_mark(p, l, va);
+	p->slow_pages += pages;
 	p->frees++;
 	p->free_pages += pages;
 }

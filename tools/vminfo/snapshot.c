@@ -451,6 +451,31 @@ static void read_hand(const struct target *t, struct snapshot *s, uint64_t p)
 	}
 }
 
+/* Heap p's bins' in-line hits and frees (pcp_list_pops, pcp_list_pushes) onto s's counters; an unreadable node is left out. */
+static void read_bins(const struct target *t, struct snapshot *s, uint64_t p)
+{
+	const struct uvm_descriptor *d = &t->d;
+	unsigned char node[16384];
+
+	if (!d->pcp_node_size || d->pcp_node_size > sizeof(node) ||
+	    d->pcp_node_lists + d->pcp_lists_per_node * d->pcp_list_size > d->pcp_node_size)
+		return;
+	for (uint64_t n = 0; n < d->pcp_nr_nodes; n++) {
+		if (target_read(t, p + d->pcp_nodes + n * d->pcp_node_size, node, d->pcp_node_size))
+			continue;
+		for (uint64_t i = 0; i < d->pcp_lists_per_node; i++) {
+			const unsigned char *l = node + d->pcp_node_lists + i * d->pcp_list_size;
+			uint64_t pops, pushes;
+
+			memcpy(&pops, l + d->pcp_list_pops, 8);
+			memcpy(&pushes, l + d->pcp_list_pushes, 8);
+			s->cache_hits += pops;
+			s->allocs += pops;
+			s->frees += pushes;
+		}
+	}
+}
+
 static int by_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -485,6 +510,7 @@ static enum target_err read_caches(const struct target *t, struct snapshot *s)
 		}
 		if (!target_u64(t, p + d->pcp_misses, &v))
 			s->cache_misses += v;
+		read_bins(t, s, p);
 		read_hand(t, s, p);
 		if (target_u64(t, next, &next))
 			break;
