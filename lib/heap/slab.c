@@ -1,17 +1,21 @@
 /*
  * slab.c - size-class slabs carved from vmap areas, owned by threads.
  *
- * The fast paths, as mimalloc's pages: malloc pops the owner's local free
- * list of the class's current slab; free by the owner pushes onto it; free
- * by another thread pushes onto the slab's remote list with one CAS.  The
- * slow path bumps through never-used objects, collects remote frees, tries
- * the class's other slabs, adopts an orphan, or takes a new area.  No lock
- * and no syscall on a hit; the only shared lock guards the orphan lists.
+ * The fast paths: malloc pops the thread's hand (its last freed objects
+ * of the class, whatever slab they are of), else the local free list of
+ * the class's current slab (mimalloc's pages); free pushes onto the hand,
+ * the owner's objects and, while their owner runs, other threads' (the
+ * thread caches of tcmalloc and glibc); past a full hand an object goes
+ * onto its slab's list, or home to another thread's slab's remote list
+ * with one CAS, as an orphan's always does.  The slow path bumps through
+ * never-used objects, collects remote frees, tries the class's other
+ * slabs, adopts an orphan, or takes a new area.  No lock and no syscall on
+ * a hit; the only shared lock guards the orphan lists.
  *
  * Double frees are caught as glibc's tcache does: a freed object carries a
  * key in its second word (its slab's mask, made from a random per-process
- * key); a free that finds the key walks the slab's free lists to be sure
- * before it aborts.
+ * key); a free that finds the key walks the slab's free lists and the
+ * threads' hands to be sure before it aborts.
  */
 #include "slab.h"
 
@@ -494,30 +498,65 @@ static bool on_list(const struct slab *s, const void *p, const void *list)
 	return false;
 }
 
+struct hand_look {
+	const void *p;
+	unsigned cls;
+	bool found;
+};
+
+static void look_in_hand(struct heap *th, void *arg)
+{
+	struct hand_look *l = arg;
+	const struct slab_heap *h = &th->slab;
+	unsigned n = __atomic_load_n(&h->nmag[l->cls], __ATOMIC_RELAXED);
+
+	for (unsigned i = 0; i < n && i < SLAB_MAG && !l->found; i++)
+		l->found = __atomic_load_n(&h->mag[l->cls][i], __ATOMIC_RELAXED) == l->p;
+}
+
 /*
- * Whether p is in its owner's hand (slab_heap.mag).  Another thread's look
- * is racy but safe (heaps are never unmapped, the count bounds the look):
- * a double free it misses is one that races the owner's own malloc of p.
+ * Whether p is in a thread's hand (slab_heap.mag): any thread's, since a
+ * freer keeps other threads' objects (slab_free_hit).  A look at other
+ * threads' hands is racy but safe (heaps are never unmapped, the count
+ * bounds the look): a double free it misses is one that races that
+ * thread's own malloc of p.  Only a free that finds the key comes here.
  */
 static bool in_hand(const struct slab *s, const void *p)
 {
-	struct slab_heap *h = atomic_load_explicit(&s->owner, memory_order_acquire);
-	unsigned c = s->cls, n;
+	struct hand_look l = { p, s->cls, false };
 
-	if (!h)
-		return false; /* an orphan's owner gave its hand back at its exit */
-	n = __atomic_load_n(&h->nmag[c], __ATOMIC_RELAXED);
-	for (unsigned i = 0; i < n && i < SLAB_MAG; i++)
-		if (__atomic_load_n(&h->mag[c][i], __ATOMIC_RELAXED) == p)
-			return true;
-	return false;
+	heap_for_each_live(look_in_hand, &l);
+	return l.found;
 }
 
-/* The key says "maybe freed already"; the lists and the owner's hand say for sure (user data may hold the key by chance). */
+/* The key says "maybe freed already"; the lists and the hands say for sure (user data may hold the key by chance). */
 static bool already_free(struct slab *s, const void *p)
 {
 	return on_list(s, p, s->free) ||
 	       on_list(s, p, slab_remote_head(atomic_load_explicit(&s->remote, memory_order_acquire))) || in_hand(s, p);
+}
+
+/* Push p onto s's remote list with one CAS; the list's count after it. */
+static unsigned free_remote(struct slab *s, void *p)
+{
+	uintptr_t old = atomic_load_explicit(&s->remote, memory_order_relaxed), new;
+
+	do {
+		slab_set_link(s, p, slab_remote_head(old));
+		new = ((old >> SLAB_REMOTE_SHIFT) + 1) << SLAB_REMOTE_SHIFT | (uintptr_t)p;
+	} while (!atomic_compare_exchange_weak_explicit(&s->remote, &old, new, memory_order_release, memory_order_relaxed));
+	return slab_remote_count(new);
+}
+
+/* p, freed, home to its slab s of another thread (or an orphan): its remote list, and s released if that emptied an orphan. */
+static void send_home(struct slab *s, void *p)
+{
+	bool orphan = !atomic_load_explicit(&s->owner, memory_order_acquire);
+	unsigned last = orphan ? __atomic_load_n(&s->orphan_used, __ATOMIC_RELAXED) : 0;
+
+	/* All that is read of s is read before the push: once p is pushed, others may empty s and release it. */
+	if (free_remote(s, p) == last && orphan)
+		release_orphan(s); /* under the orphan lock, which finds out whether s is still the orphan */
 }
 
 /* p (marked free, counted freed) onto its slab s's local list (s checked), and what that changes of s's state. */
@@ -545,15 +584,19 @@ static void hand_flush(struct slab_heap *h, unsigned c)
 {
 	for (unsigned i = 0; i < h->nmag[c]; i++) {
 		void *q = h->mag[c][i];
+		struct slab *s = region_chunk(region_of((uintptr_t)q), (uintptr_t)q);
 
-		list_local(h, region_chunk(region_of((uintptr_t)q), (uintptr_t)q), q);
+		if (atomic_load_explicit(&s->owner, memory_order_relaxed) == h)
+			list_local(h, s, q);
+		else
+			send_home(s, q);
 	}
 	h->nmag[c] = 0;
 }
 
 /*
- * The owner's free of p into a full hand: onto its slab's list, as a free
- * before the hand went.  Making room for it instead (the hand's older half
+ * The free of p into a full hand: onto its slab's list, as a free before
+ * the hand went (another thread's object goes home).  Making room for it instead (the hand's older half
  * onto their lists, the rest moved down) cost allocwork refill, whose
  * deletes of two thirds of its values overflow every hand, 9 % more
  * instructions (170 M against 156 M); after such a burst the hand still
@@ -563,7 +606,10 @@ void slab_hand_full(struct slab_heap *h, struct slab *s, void *p)
 {
 	((uintptr_t *)p)[1] = s->mask;
 	h->frees[s->cls]++;
-	list_local(h, s, p);
+	if (atomic_load_explicit(&s->owner, memory_order_relaxed) == h)
+		list_local(h, s, p);
+	else
+		send_home(s, p);
 }
 
 /* The owner's free (slab_free's way) of p, marked free: into its hand unless that is full or s is (list moves). */
@@ -578,18 +624,6 @@ static void free_local(struct slab_heap *h, struct slab *s, void *p)
 	} else {
 		h->mag[c][h->nmag[c]++] = p;
 	}
-}
-
-/* Push p onto s's remote list with one CAS; the list's count after it. */
-static unsigned free_remote(struct slab *s, void *p)
-{
-	uintptr_t old = atomic_load_explicit(&s->remote, memory_order_relaxed), new;
-
-	do {
-		slab_set_link(s, p, slab_remote_head(old));
-		new = ((old >> SLAB_REMOTE_SHIFT) + 1) << SLAB_REMOTE_SHIFT | (uintptr_t)p;
-	} while (!atomic_compare_exchange_weak_explicit(&s->remote, &old, new, memory_order_release, memory_order_relaxed));
-	return slab_remote_count(new);
 }
 
 static enum slab_ptr check(const void *p, struct slab **out)
@@ -653,7 +687,12 @@ enum slab_ptr slab_free(void *p)
 
 _Static_assert(NCLASS <= UVM_FRAG_CLASSES, "struct uvm_frag has too few classes");
 
-/* Objects of s in h's hand (h: s's owner, or NULL). */
+/*
+ * Objects of s in h's hand (h: s's owner, or NULL).  Another thread's hand
+ * may hold some too (slab_free_hit): those count live here, at most
+ * SLAB_MAG a class in each other thread, until it uses them or sends them
+ * home.
+ */
 static unsigned in_hand_of(const struct slab_heap *h, const struct slab *s)
 {
 	unsigned n = 0;

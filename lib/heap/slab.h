@@ -9,9 +9,10 @@
  * thread owns its slabs (its slab heap, part of the thread heap, heap.h):
  * it allocates and frees into them with no atomic operation, its last
  * freed objects of each class kept in hand (an array in its heap, reused
- * hottest first); other threads push their frees onto a slab's remote
- * list with one compare-and-swap, and the owner collects them when it
- * runs dry.
+ * hottest first: other threads' objects too, while their owners run);
+ * what a full hand cannot keep of another thread's, and every free into
+ * an orphan, is pushed onto its slab's remote list with one
+ * compare-and-swap, and the owner collects them when it runs dry.
  * An empty slab goes back to the area caches, and from there to pools and
  * the kernel.  Slabs of an exited thread are orphaned and adopted by the
  * next thread that needs a slab of that class.  A thread past its exit (a
@@ -91,15 +92,15 @@ struct slab_heap {
 	 */
 	uint64_t carved;
 	/*
-	 * The owner's freed objects of its own slabs, by class, the hottest
-	 * last (jemalloc's tcache bins): the next malloc of the class takes the
-	 * hottest back, whatever its slab, with no link to read and check, and
-	 * a free pushes it with no link to write.  A slab's free list hands out
-	 * what was freed into that slab, often long ago and cold, while the
-	 * program's last free was into another.  They stay counted in their
-	 * slabs' used objects until they go onto their slab's list at the
-	 * thread's exit; a free that finds the hand full goes onto its slab's
-	 * list itself.
+	 * The thread's freed objects, by class, the hottest last (jemalloc's
+	 * tcache bins): the next malloc of the class takes the hottest back,
+	 * whatever its slab, with no link to read and check, and a free pushes
+	 * it with no link to write.  A slab's free list hands out what was
+	 * freed into that slab, often long ago and cold, while the program's
+	 * last free was into another.  Objects of other threads' slabs too
+	 * (slab_free_hit).  They stay counted in their slabs' used objects until
+	 * they go onto their slab's list, or home, at the thread's exit; a free
+	 * that finds the hand full goes onto its slab's list (or home) itself.
 	 */
 	void *mag[SLAB_CLASSES][SLAB_MAG];
 	unsigned refills; /* slabs switched to or collected: one in SLAB_DECAY_EVERY looks at the area caches' decay */
@@ -168,15 +169,15 @@ static inline struct slab *slab_at(const struct region *r, uintptr_t base)
 }
 
 /*
- * Whether p lies in a slab of h, for h's free in line, that slab into *s:
- * the header of p's chunk must name h as its fast owner.  It does only
- * while h owns a slab there that is not full (slab.c keeps it so), and
- * only h writes h there, so a plain load and compare is enough: a chunk
- * that is no slab has NULL.  The first region only, with no loop over the
- * others, whose registers the leaf cannot afford; a pointer in a later
- * region takes the slow way, which finds its slab all the same.
+ * Whether p lies in a slab with a fast owner, for a free in line, that
+ * slab into *s: the header of p's chunk names its owner there only while
+ * the owner runs and the slab is not full (slab.c keeps it so), and a
+ * chunk that is no slab has NULL, so a relaxed load and a test are
+ * enough.  The first region only, with no loop over the others, whose
+ * registers the leaf cannot afford; a pointer in a later region takes the
+ * slow way, which finds its slab all the same.
  */
-static inline bool slab_owned(const struct slab_heap *h, const void *p, struct slab **s)
+static inline bool slab_fast(const void *p, struct slab **s)
 {
 	uintptr_t a = (uintptr_t)p;
 	const struct region *r = &uvm__regions[0];
@@ -184,7 +185,7 @@ static inline bool slab_owned(const struct slab_heap *h, const void *p, struct s
 	if (a - r->base >= r->size)
 		return false;
 	*s = region_chunk(r, a);
-	return __atomic_load_n(&(*s)->fast, __ATOMIC_RELAXED) == h;
+	return __atomic_load_n(&(*s)->fast, __ATOMIC_RELAXED) != NULL;
 }
 
 /* The slab that p lies in, or NULL: the page map must name a slab area at p's 64 KiB boundary. */
@@ -302,13 +303,23 @@ static inline bool slab_emptied(const struct slab_heap *h, const struct slab *s)
 void slab_release_empty(struct slab *s);
 
 /*
- * The owner's free, as a leaf: p into h's hand for its class (slab_heap.mag)
- * when p is an object of a slab h owns that is neither marked free
- * (slab_free checks those for sure) nor in a full slab (list moves):
- * SLAB_FREED, or SLAB_HAND_FULL with its slab in *s (the caller's tail call
- * of slab_hand_full frees it onto the slab's list).  SLAB_NOT_MINE (nothing done): slab_free
- * decides.  Not the slab itself: the caller's test of a returned pointer
- * cost two instructions, and a call in here its saved registers.
+ * A free, as a leaf: p into h's hand for its class (slab_heap.mag) when p
+ * is an object of a slab with a running owner, h or another thread, that
+ * is neither marked free (slab_free checks those for sure) nor in a full
+ * slab (list moves): SLAB_FREED, or SLAB_HAND_FULL with its slab in *s
+ * (the caller's tail call of slab_hand_full frees it onto the slab's list,
+ * or sends it home).  SLAB_NOT_MINE (nothing done): slab_free decides.  Not
+ * the slab itself: the caller's test of a returned pointer cost two
+ * instructions, and a call in here its saved registers.
+ *
+ * The freer keeps another thread's object, as tcmalloc's and glibc's
+ * thread caches do: its next malloc of the class gets it back while its
+ * line is still in the freer's cache, where sending it home (a remote
+ * free, the owner's collect, the owner's next use) moved the line from
+ * core to core twice (allocwork stress, whose frees are half another
+ * thread's: 0.77x the time; larson 0.94x).  An orphan's objects (no fast
+ * owner) still go home the slow way, so that orphans empty and are
+ * released instead of circulating through hands.
  */
 enum slab_hit { SLAB_NOT_MINE, SLAB_FREED, SLAB_HAND_FULL };
 
@@ -316,10 +327,7 @@ static inline enum slab_hit slab_free_hit(struct slab_heap *h, void *p, struct s
 {
 	unsigned c, n;
 
-	if (!slab_owned(h, p, s))
-		return SLAB_NOT_MINE;
-	/* The owner reads its own carving with a plain load: it is the only writer. */
-	if (slab_index(*s, p) >= (*s)->carved)
+	if (!slab_fast(p, s) || !slab_object(*s, p))
 		return SLAB_NOT_MINE;
 	/*
 	 * The first touch of p a write: the read of its mark on a page the

@@ -8,11 +8,13 @@
 #include "helpers.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "arena.h"
 #include "heap.h"
@@ -184,6 +186,47 @@ Test(slab, remote_frees_are_collected)
 	cr_assert_leq(stats().slabs, slabs, "remote frees were not reused");
 	for (int i = 0; i < XN; i++)
 		uvm_free(handed[i]);
+}
+
+struct kept {
+	void *freed[8], *got[8];
+};
+
+static void *free_then_allocate(void *arg)
+{
+	struct kept *k = arg;
+
+	uvm_free(uvm_malloc(16)); /* a heap of its own: a thread that never allocates has no hand (its frees go home) */
+	for (int i = 0; i < 8; i++)
+		uvm_free(k->freed[i]);
+	for (int i = 0; i < 8; i++)
+		k->got[i] = uvm_malloc(96);
+	for (int i = 0; i < 8; i++)
+		uvm_free(k->got[i]);
+	return NULL;
+}
+
+/*
+ * A thread that frees another thread's objects keeps them, hottest first,
+ * while their owner runs: its next mallocs of the class get them back (as
+ * tcmalloc's and glibc's thread caches do), with their lines still in its
+ * cache, instead of sending each home to be used there.
+ */
+Test(slab, the_freer_keeps_another_threads_objects)
+{
+	struct kept k;
+	pthread_t t;
+
+	for (int i = 0; i < 8; i++) {
+		k.freed[i] = uvm_malloc(96);
+		memset(k.freed[i], 1, 96);
+	}
+	cr_assert_eq(pthread_create(&t, NULL, free_then_allocate, &k), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(k.got[i], k.freed[7 - i], "malloc %d on the freeing thread got %p, not %p", i, k.got[i],
+			     k.freed[7 - i]);
+	cr_assert_eq(stats().small_allocs - stats().small_frees, 0);
 }
 
 /*
@@ -377,8 +420,35 @@ static void usable_size_after_free(void *arg)
 		return;
 }
 
+static sem_t kept;
+
+static void *free_and_stay(void *p)
+{
+	uvm_free(uvm_malloc(16));
+	uvm_free(p);
+	sem_post(&kept);
+	for (;;)
+		pause(); /* alive: its hand keeps p */
+	return NULL;
+}
+
+/* A double free of an object that another thread freed and keeps in its hand (slab_free_hit). */
+static void double_free_across_threads(void *arg)
+{
+	void *p = uvm_malloc(64);
+	pthread_t t;
+
+	(void)arg;
+	sem_init(&kept, 0, 0);
+	if (pthread_create(&t, NULL, free_and_stay, p))
+		return;
+	sem_wait(&kept);
+	uvm_free(p);
+}
+
 Test(slab, bad_frees_abort_naming_the_pointer)
 {
+	expect_death(double_free_across_threads, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(realloc_after_free, NULL, SIGABRT, "uvmalloc: realloc(): invalid pointer 0x");
 	expect_death(usable_size_after_free, NULL, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
 	expect_death(double_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
