@@ -62,7 +62,7 @@ struct pcp_list {
 	uint64_t pops, pushes; /* a bin's in-line hits and frees, all time (an order list's hits are the slow way's) */
 	uint64_t folded;       /* pushes - pops when count last took them in */
 	uint64_t cap;          /* pushes - pops may reach this in line (a bin's) */
-} __attribute__((aligned(64))); /* a line each: a hit and a free touch no other list's (and index by a shift) */
+};
 
 /* One NUMA node's lists: bins by exact page count, then orders. */
 struct pcp_node {
