@@ -235,7 +235,7 @@ static size_t drain_locked(struct pcp *p, size_t have, size_t target, struct lis
 	return have;
 }
 
-/* The bins' room left taken back, and the cache's room high less have, what the cache holds. */
+/* Every bin's room left taken back, and the cache's room set to high less have (what the cache holds). */
 static void set_room(struct pcp *p, size_t have)
 {
 	for (unsigned nid = 0; nid < reg.nodes; nid++)
@@ -282,7 +282,6 @@ static void admit(struct pcp *p, size_t pages, struct list_head *out)
 	else
 		reroom(p, cached_pages(p), out);
 }
-
 
 /* ---------------------------------------------------- thread lifetime */
 
@@ -335,9 +334,10 @@ void pcp_heap_vacate(struct heap *h)
 }
 
 /*
- * The bins' in-line counts, added to the slow ones: into *c (hits, frees,
- * alloc_pages, free_pages, count, pages), read as words (other threads
- * read them racily: every bin, marked or not).
+ * A cache's counts with its bins' in-line parts added to the slow paths'
+ * (hits, frees, alloc_pages, free_pages; the areas and pages it holds),
+ * read as words: other threads read them racily, so every bin is summed,
+ * marked or not.
  */
 struct bin_sums {
 	uint64_t hits, frees, alloc_pages, free_pages, count, pages;

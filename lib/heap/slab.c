@@ -554,7 +554,11 @@ static void send_home(struct slab *s, void *p)
 	bool orphan = !atomic_load_explicit(&s->owner, memory_order_acquire);
 	unsigned last = orphan ? __atomic_load_n(&s->orphan_used, __ATOMIC_RELAXED) : 0;
 
-	/* All that is read of s is read before the push: once p is pushed, others may empty s and release it. */
+	/*
+	 * All that is read of s is read before the push: once p is pushed,
+	 * others may empty s, release it and make its area a new slab.  The
+	 * owner's own count is never read: an adopter may be changing it.
+	 */
 	if (free_remote(s, p) == last && orphan)
 		release_orphan(s); /* under the orphan lock, which finds out whether s is still the orphan */
 }
@@ -664,17 +668,9 @@ enum slab_ptr slab_free(void *p)
 		free_local(h, s, p);
 		trace_snapshot(); /* a phase that only frees still sends snapshots */
 	} else {
-		/*
-		 * All that is read of s is read before the push: once p is pushed,
-		 * others may empty s, release it and make its area a new slab.  The
-		 * owner's own count is never read: an adopter may be changing it.
-		 */
-		unsigned cls = s->cls;
-		bool orphan = !atomic_load_explicit(&s->owner, memory_order_acquire);
-		unsigned last = orphan ? __atomic_load_n(&s->orphan_used, __ATOMIC_RELAXED) : 0;
+		unsigned cls = s->cls; /* read before the push, after which s may be released (send_home) */
 
-		if (free_remote(s, p) == last && orphan)
-			release_orphan(s); /* under the orphan lock, which finds out whether s is still the orphan */
+		send_home(s, p);
 		if (h)
 			h->frees[cls]++;
 		else
