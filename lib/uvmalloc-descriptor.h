@@ -22,8 +22,8 @@
 #define UVM_DESCRIPTOR_MAGIC "uvmdesc"
 /*
  * 2: a slab's carved and room count objects, no longer bytes; its header is in the region's chunk table.
- * 3: a thread cache's bins count their in-line hits and frees in the lists (pcp_list_pops, pcp_list_pushes),
- *    no longer in pcp_hits and pcp_frees.
+ * 3: a thread cache's bins count their in-line hits and frees in the lists (pcp_list_pops, and
+ *    pcp_list_cap less pcp_list_left), no longer in pcp_hits and pcp_frees.
  */
 #define UVM_DESCRIPTOR_VERSION 3
 
@@ -109,12 +109,13 @@ struct uvm_descriptor {
 	 * Appended in version 3: a thread heap's cache lists, pcp_nr_nodes
 	 * nodes of pcp_node_size bytes from offset pcp_nodes in the heap, each
 	 * with pcp_lists_per_node lists of pcp_list_size bytes from
-	 * pcp_node_lists; a list's pops and pushes (uint64_t) are the heap's
-	 * in-line hits and frees of that bin, to add to pcp_hits (and the
-	 * allocations) and pcp_frees.
+	 * pcp_node_lists; a list's pops (uint64_t) are the heap's in-line hits
+	 * of that bin, to add to pcp_hits (and the allocations), and its cap
+	 * less its left (uint64_t each, modulo 2^64) its in-line frees, to add
+	 * to pcp_frees.
 	 */
 	uint64_t pcp_nodes, pcp_nr_nodes, pcp_node_size, pcp_node_lists, pcp_lists_per_node, pcp_list_size;
-	uint64_t pcp_list_pops, pcp_list_pushes;
+	uint64_t pcp_list_pops, pcp_list_cap, pcp_list_left;
 };
 
 #endif

@@ -66,6 +66,13 @@ static void unlink_cached(struct pcp *p, struct vmap_area *va)
 	p->room += va_pages(va);
 }
 
+/* Bin l has no room left in line: cap down to pushes - pops (its frees, cap - left, stay what they were). */
+static void close_bin(struct pcp_list *l)
+{
+	l->cap -= l->left + l->pops;
+	l->left = -l->pops;
+}
+
 /* Bin l of b pages: its room left back to the cache's. */
 static void revoke(struct pcp *p, struct pcp_list *l, unsigned b)
 {
@@ -73,7 +80,7 @@ static void revoke(struct pcp *p, struct pcp_list *l, unsigned b)
 
 	if (left > 0)
 		p->room += (size_t)left * b;
-	l->cap = l->pushes - l->pops;
+	close_bin(l);
 }
 
 /* Bin b of node n, empty, loses its binmap bit; its in-line part folded first (pcp_list), since only marked bins have one. */
@@ -243,7 +250,7 @@ static void set_room(struct pcp *p, size_t have)
 			for (uint64_t bits = p->nodes[nid].binmap[w]; bits; bits &= bits - 1) {
 				unsigned b = w * 64 + (unsigned)__builtin_ctzll(bits);
 
-				p->nodes[nid].lists[b].cap = p->nodes[nid].lists[b].pushes - p->nodes[nid].lists[b].pops;
+				close_bin(&p->nodes[nid].lists[b]);
 			}
 	p->room = have < p->high ? p->high - have : 0;
 }
@@ -353,7 +360,7 @@ static struct bin_sums sums_of(const struct pcp *p)
 	for (unsigned nid = 0; nid < reg.nodes; nid++)
 		for (unsigned i = 0; i < PCP_LISTS; i++) {
 			const struct pcp_list *l = &p->nodes[nid].lists[i];
-			uint64_t pops = word(&l->pops), pushes = word(&l->pushes), u = pushes - pops - word(&l->folded);
+			uint64_t pops = word(&l->pops), pushes = word(&l->cap) - word(&l->left), u = pushes - pops - word(&l->folded);
 
 			c.count += (uint32_t)(__atomic_load_n(&l->count, __ATOMIC_RELAXED) + (uint32_t)u);
 			if (i >= PCP_BIN_PAGES)
@@ -385,7 +392,7 @@ void pcp_heap_fold(struct pcp *p)
 			struct pcp_list *l = &p->nodes[nid].lists[i];
 
 			l->count += (uint32_t)pcp_unfolded(l);
-			l->pops = l->pushes = l->folded = l->cap = 0;
+			l->pops = l->left = l->cap = l->folded = 0;
 		}
 	p->slow_pages = c.pages;
 	p->hits = p->misses = p->allocs = p->frees = p->drained = 0;
@@ -844,5 +851,6 @@ void pcp_describe(struct uvm_descriptor *d)
 	d->pcp_lists_per_node = PCP_LISTS;
 	d->pcp_list_size = sizeof(struct pcp_list);
 	d->pcp_list_pops = offsetof(struct pcp_list, pops);
-	d->pcp_list_pushes = offsetof(struct pcp_list, pushes);
+	d->pcp_list_cap = offsetof(struct pcp_list, cap);
+	d->pcp_list_left = offsetof(struct pcp_list, left);
 }

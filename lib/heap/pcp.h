@@ -36,8 +36,9 @@ struct heap;
 
 /*
  * A bin's in-line hits and frees are counted in the bin, each by its own
- * side: the pop adds to pops, the push to pushes, and neither writes a word
- * the other writes.  (Both used to read-modify-write the cache's page total
+ * side: the pop adds to pops, the push takes from left (cap less the
+ * pushes: its frees are cap - left), and neither writes a word the other
+ * writes.  (Both used to read-modify-write the cache's page total
  * and the list's count, and each its side's pair of counters in the heap:
  * eight such stores an alloc-free pair, a chain of stores and reloads
  * through every iteration; vmbench fix_size p:1 took 19 % fewer cycles
@@ -48,8 +49,9 @@ struct heap;
  * the bit of an empty bin folds it first.  Readers sum the lists.
  *
  * What a bin may take in line is its own too: a push needs pushes - pops
- * below cap (pcp_bin_room), so a hit gives its room back by counting
- * itself, and the two sides still share no written word.  A push that
+ * below cap, that is left + pops above 0 (pcp_bin_room: one add and one
+ * test), so a hit gives its room back by counting itself, and the two
+ * sides still share no written word.  A push that
  * finds none takes one area's room from the cache's (struct pcp), so that
  * what the cache holds, its room and every bin's room left never add up
  * to more than high: a loop of one size borrows once, a cycling working
@@ -59,9 +61,10 @@ struct pcp_list {
 	struct list_head head; /* hottest first */
 	uint32_t count;        /* areas linked less unlinked by slow paths, modulo 2^32: pcp_unfolded adds the rest */
 	uint32_t marked;       /* its bit in binmap is set (bins); always set for an order list, which has no bit */
-	uint64_t pops, pushes; /* a bin's in-line hits and frees, all time (an order list's hits are the slow way's) */
-	uint64_t folded;       /* pushes - pops when count last took them in */
+	uint64_t pops;         /* a bin's in-line hits, all time (an order list's hits are the slow way's) */
+	uint64_t left;         /* cap less the bin's in-line frees (pushes), modulo 2^64 */
 	uint64_t cap;          /* pushes - pops may reach this in line (a bin's) */
+	uint64_t folded;       /* pushes - pops when count last took them in */
 };
 
 /* One NUMA node's lists: bins by exact page count, then orders. */
@@ -145,9 +148,10 @@ static inline unsigned pcp_list_index(size_t pages)
 }
 
 /* A bin's in-line frees less hits not yet folded into its count (pcp_list), modulo 2^64. */
-static inline uint64_t pcp_unfolded(const struct pcp_list *l) { return l->pushes - l->pops - l->folded; }
+static inline uint64_t pcp_pushes(const struct pcp_list *l) { return l->cap - l->left; }
+static inline uint64_t pcp_unfolded(const struct pcp_list *l) { return pcp_pushes(l) - l->pops - l->folded; }
 /* The areas bin l may still take in line (0 or less: none; pushes - pops runs below 0 when hits take slow links). */
-static inline int64_t pcp_bin_room(const struct pcp_list *l) { return (int64_t)(l->cap - (l->pushes - l->pops)); }
+static inline int64_t pcp_bin_room(const struct pcp_list *l) { return (int64_t)(l->left + l->pops); }
 /* Room for one more area va in its bin l, from the cache's (the in-line free of a bin with none left): false when that is out too. */
 static inline bool pcp_borrow(struct pcp *p, struct pcp_list *l, const struct vmap_area *va)
 {
@@ -157,6 +161,7 @@ static inline bool pcp_borrow(struct pcp *p, struct pcp_list *l, const struct vm
 		return false;
 	p->room -= pages;
 	l->cap++;
+	l->left++;
 	return true;
 }
 
@@ -256,7 +261,7 @@ static inline void pcp_mark(struct pcp *p, struct pcp_list *l, const struct vmap
 static inline void pcp_push_bin(struct pcp *p, struct pcp_list *l, struct vmap_area *va)
 {
 	list_add(&va->list, &l->head);
-	l->pushes++;
+	l->left--;
 	pcp_mark(p, l, va);
 }
 

@@ -451,27 +451,38 @@ static void read_hand(const struct target *t, struct snapshot *s, uint64_t p)
 	}
 }
 
-/* Heap p's bins' in-line hits and frees (pcp_list_pops, pcp_list_pushes) onto s's counters; an unreadable node is left out. */
+/* Whether the descriptor's layout of a heap's cache lists fits in a node of at most max bytes (a corrupt one is left out). */
+static bool bins_described(const struct uvm_descriptor *d, uint64_t max)
+{
+	uint64_t size = d->pcp_list_size;
+
+	return d->pcp_node_size && d->pcp_node_size <= max && size >= 8 && size <= d->pcp_node_size &&
+	       d->pcp_lists_per_node <= d->pcp_node_size / size && d->pcp_node_lists <= d->pcp_node_size &&
+	       d->pcp_lists_per_node * size <= d->pcp_node_size - d->pcp_node_lists && d->pcp_list_pops <= size - 8 &&
+	       d->pcp_list_cap <= size - 8 && d->pcp_list_left <= size - 8 && d->pcp_nr_nodes <= 1024;
+}
+
+/* Heap p's bins' in-line hits and frees (pcp_list_pops; pcp_list_cap less pcp_list_left) onto s's counters; an unreadable node is left out. */
 static void read_bins(const struct target *t, struct snapshot *s, uint64_t p)
 {
 	const struct uvm_descriptor *d = &t->d;
 	unsigned char node[16384];
 
-	if (!d->pcp_node_size || d->pcp_node_size > sizeof(node) ||
-	    d->pcp_node_lists + d->pcp_lists_per_node * d->pcp_list_size > d->pcp_node_size)
+	if (!bins_described(d, sizeof(node)))
 		return;
 	for (uint64_t n = 0; n < d->pcp_nr_nodes; n++) {
 		if (target_read(t, p + d->pcp_nodes + n * d->pcp_node_size, node, d->pcp_node_size))
 			continue;
 		for (uint64_t i = 0; i < d->pcp_lists_per_node; i++) {
 			const unsigned char *l = node + d->pcp_node_lists + i * d->pcp_list_size;
-			uint64_t pops, pushes;
+			uint64_t pops, cap, left;
 
 			memcpy(&pops, l + d->pcp_list_pops, 8);
-			memcpy(&pushes, l + d->pcp_list_pushes, 8);
+			memcpy(&cap, l + d->pcp_list_cap, 8);
+			memcpy(&left, l + d->pcp_list_left, 8);
 			s->cache_hits += pops;
 			s->allocs += pops;
-			s->frees += pushes;
+			s->frees += cap - left;
 		}
 	}
 }
