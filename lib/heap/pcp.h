@@ -147,8 +147,9 @@ static inline unsigned pcp_list_index(size_t pages)
 	return pages < PCP_BIN_PAGES ? (unsigned)pages : PCP_BIN_PAGES + pcp_order(pages);
 }
 
-/* A bin's in-line frees less hits not yet folded into its count (pcp_list), modulo 2^64. */
+/* A bin's in-line frees, all time, modulo 2^64 (pcp_list.left). */
 static inline uint64_t pcp_pushes(const struct pcp_list *l) { return l->cap - l->left; }
+/* Its in-line frees less hits not yet folded into its count (pcp_list), modulo 2^64. */
 static inline uint64_t pcp_unfolded(const struct pcp_list *l) { return pcp_pushes(l) - l->pops - l->folded; }
 /* The areas bin l may still take in line (0 or less: none; pushes - pops runs below 0 when hits take slow links). */
 static inline int64_t pcp_bin_room(const struct pcp_list *l) { return (int64_t)(l->left + l->pops); }
