@@ -83,32 +83,51 @@ static void revoke(struct pcp *p, struct pcp_list *l, unsigned b)
 	close_bin(l);
 }
 
-/* Bin b of node n, empty, loses its binmap bit; its in-line part folded first (pcp_list), since only marked bins have one. */
-static void unmark_bin(struct pcp *p, struct pcp_node *n, unsigned b)
+/* Bin l of b pages: its in-line part folded into its count and the cache's slow pages (pcp_list). */
+static void fold_bin(struct pcp *p, struct pcp_list *l, unsigned b)
 {
-	struct pcp_list *l = &n->lists[b];
 	uint64_t u = pcp_unfolded(l);
 
 	l->count += (uint32_t)u;
 	l->folded += u;
 	p->slow_pages += (size_t)u * b;
+}
+
+/* Bin b of node n, empty, loses its binmap bit; its in-line part folded first, since only marked bins have one. */
+static void unmark_bin(struct pcp *p, struct pcp_node *n, unsigned b)
+{
+	struct pcp_list *l = &n->lists[b];
+
+	fold_bin(p, l, b);
 	revoke(p, l, b); /* an unmarked bin has no room left: room is taken back from marked bins only */
 	l->marked = 0;
 	n->binmap[b / 64] &= ~(1ull << (b % 64));
 }
 
-/* What the cache holds, in pages: the slow paths' count and the marked bins' in-line rest (the owner's, or a claimer's, look). */
-static size_t cached_pages(const struct pcp *p)
+/* fn(p, bin, its pages, arg) for every marked bin of every node (the slow paths' walks: only those have an in-line part). */
+static void each_marked_bin(struct pcp *p, void (*fn)(struct pcp *p, struct pcp_list *l, unsigned b, void *arg), void *arg)
 {
-	size_t pages = p->slow_pages;
-
 	for (unsigned nid = 0; nid < reg.nodes; nid++)
 		for (unsigned w = 0; w < PCP_BIN_PAGES / 64; w++)
 			for (uint64_t bits = p->nodes[nid].binmap[w]; bits; bits &= bits - 1) {
 				unsigned b = w * 64 + (unsigned)__builtin_ctzll(bits);
 
-				pages += (size_t)pcp_unfolded(&p->nodes[nid].lists[b]) * b;
+				fn(p, &p->nodes[nid].lists[b], b, arg);
 			}
+}
+
+static void add_unfolded(struct pcp *p, struct pcp_list *l, unsigned b, void *arg)
+{
+	(void)p;
+	*(size_t *)arg += (size_t)pcp_unfolded(l) * b;
+}
+
+/* What the cache holds, in pages: the slow paths' count and the marked bins' in-line rest (the owner's, or a claimer's, look). */
+static size_t cached_pages(struct pcp *p)
+{
+	size_t pages = p->slow_pages;
+
+	each_marked_bin(p, add_unfolded, &pages);
 	return pages;
 }
 
@@ -242,16 +261,16 @@ static size_t drain_locked(struct pcp *p, size_t have, size_t target, struct lis
 	return have;
 }
 
+static void close_marked(struct pcp *p, struct pcp_list *l, unsigned b, void *arg)
+{
+	(void)p, (void)b, (void)arg;
+	close_bin(l);
+}
+
 /* Every bin's room left taken back, and the cache's room set to high less have (what the cache holds). */
 static void set_room(struct pcp *p, size_t have)
 {
-	for (unsigned nid = 0; nid < reg.nodes; nid++)
-		for (unsigned w = 0; w < PCP_BIN_PAGES / 64; w++)
-			for (uint64_t bits = p->nodes[nid].binmap[w]; bits; bits &= bits - 1) {
-				unsigned b = w * 64 + (unsigned)__builtin_ctzll(bits);
-
-				close_bin(&p->nodes[nid].lists[b]);
-			}
+	each_marked_bin(p, close_marked, NULL);
 	p->room = have < p->high ? p->high - have : 0;
 }
 
@@ -391,10 +410,9 @@ void pcp_heap_fold(struct pcp *p)
 		for (unsigned i = 0; i < PCP_BIN_PAGES; i++) {
 			struct pcp_list *l = &p->nodes[nid].lists[i];
 
-			l->count += (uint32_t)pcp_unfolded(l);
+			fold_bin(p, l, i);
 			l->pops = l->left = l->cap = l->folded = 0;
 		}
-	p->slow_pages = c.pages;
 	p->hits = p->misses = p->allocs = p->frees = p->drained = 0;
 	p->alloc_pages = p->free_pages = p->requested = 0;
 	p->missed = 0;

@@ -75,7 +75,7 @@ struct pcp_node {
 
 /* Words the owner writes and other threads read as words (stats, vminfo); nothing here is atomic. */
 struct pcp {
-	size_t slow_pages;   /* cached pages the slow paths linked less unlinked, modulo 2^64: pcp_pages adds the bins' rest */
+	size_t slow_pages;   /* cached pages the slow paths linked less unlinked, modulo 2^64: pcp.c's cached_pages adds the bins' rest */
 	size_t high;
 	/*
 	 * Pages the cache may take before a slow path looks at high again:
@@ -166,16 +166,27 @@ static inline bool pcp_borrow(struct pcp *p, struct pcp_list *l, const struct vm
 	return true;
 }
 
+/*
+ * Set the binmap bit of l, va's bin, in line: a call would cost the leaf
+ * its registers (so would keeping va's page count for it: it is read again).
+ */
+static inline void pcp_mark(struct pcp *p, struct pcp_list *l, const struct vmap_area *va)
+{
+	if (unlikely(!l->marked)) {
+		size_t pages = va_pages(va);
+
+		l->marked = 1;
+		p->nodes[va_nid(va)].binmap[pages / 64] |= 1ull << (pages % 64);
+	}
+}
+
 /* List i of node n: bins by page count below PCP_BIN_PAGES, then orders.  A slow path's link. */
 static inline void pcp_link(struct pcp *p, struct pcp_node *n, unsigned i, struct vmap_area *va)
 {
 	list_add(&va->list, &n->lists[i].head);
 	va->cache = &n->lists[i];
 	n->lists[i].count++;
-	if (i < PCP_BIN_PAGES && !n->lists[i].marked) {
-		n->lists[i].marked = 1;
-		n->binmap[i / 64] |= 1ull << (i % 64);
-	}
+	pcp_mark(p, &n->lists[i], va); /* an order list is marked for good: binmap covers bins only */
 	p->slow_pages += va_pages(va);
 }
 
@@ -240,19 +251,6 @@ static inline struct pcp_list *pcp_list_of(struct pcp *p, const struct vmap_area
 	return &p->nodes[va_nid(va)].lists[pcp_list_index(va_pages(va))];
 }
 
-/*
- * Set the binmap bit of l, va's bin, in line: a call would cost the leaf
- * its registers (so would keeping va's page count for it: it is read again).
- */
-static inline void pcp_mark(struct pcp *p, struct pcp_list *l, const struct vmap_area *va)
-{
-	if (unlikely(!l->marked)) {
-		size_t pages = va_pages(va);
-
-		l->marked = 1;
-		p->nodes[va_nid(va)].binmap[pages / 64] |= 1ull << (pages % 64);
-	}
-}
 
 /*
  * The owner's free of its own area of bin size onto its bin l, which
