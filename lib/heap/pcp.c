@@ -14,7 +14,8 @@
  * job (the free tree merges what drains), as it is the buddy's in the
  * kernel; only areas of the order lists take in the cached areas that
  * follow them, where a large block cut into tails would otherwise never
- * serve a large request again.
+ * serve a large request again, and a large miss first joins the cache's
+ * neighbours (coalesce), bins' too.
  *
  * Watermarks, as the kernel's adaptive pcp high (v6.7): `high` starts at
  * PCP_HIGH_MIN_PAGES; when frees overflow it after the thread missed in its
@@ -139,8 +140,15 @@ static void link_cached(struct pcp *p, struct vmap_area *va)
 /* Whether va rests in one of p's lists (not live: a live area's cache names the bin it will go back to). */
 static bool cached_in(const struct pcp *p, const struct vmap_area *va)
 {
-	return (uintptr_t)va->cache - (uintptr_t)p < sizeof(*p) + pcp_lists_size(reg.nodes) &&
-	       !atomic_load_explicit(&va->live, memory_order_relaxed);
+	/*
+	 * The flag first, with acquire: another thread's free of a live area
+	 * (whose cache names its bin) clears cache before it drops the flag, so
+	 * a cache read before the flag could name p's list for an area on its
+	 * way to p's inbox, and a join then linked it twice (a cycle in the
+	 * inbox: tests/unit/api/test_stress.c hung once coalesce joined often).
+	 */
+	return !atomic_load_explicit(&va->live, memory_order_acquire) &&
+	       (uintptr_t)va->cache - (uintptr_t)p < sizeof(*p) + pcp_lists_size(reg.nodes);
 }
 
 static bool fits(const struct vmap_area *va, size_t pages, size_t align)
@@ -165,7 +173,7 @@ static struct vmap_area *take_fit(struct pcp *p, struct pcp_list *l, size_t page
 			fit = va;
 			break;
 		}
-		if (!fit)
+		if (!fit || va_pages(va) < va_pages(fit))
 			fit = va;
 	}
 	if (fit)
@@ -516,6 +524,16 @@ static struct vmap_area *mergeable_next(struct pcp *p, const struct vmap_area *v
 
 bool pcp_joins_next(struct pcp *p, const struct vmap_area *va) { return mergeable_next(p, va) != NULL; }
 
+/* The cached area next, right after va, out of its list and into va. */
+static void join(struct pcp *p, struct vmap_area *va, struct vmap_area *next)
+{
+	unlink_cached(p, next);
+	os_guard_remove(va->va_end - UVM_PAGE_SIZE, UVM_PAGE_SIZE); /* va's guard page is inside now */
+	va->flags |= next->flags & (VA_HUGE | VA_MOVED | VA_REUSED);
+	vn_busy_join(va, next);
+	spare_put(p, next);
+}
+
 /*
  * The buddy allocator's coalescing, for areas of the order lists: a freed
  * area takes in the cached areas that follow it, so trimmed tails and
@@ -525,13 +543,45 @@ static void merge_next(struct pcp *p, struct vmap_area *va)
 {
 	struct vmap_area *next;
 
-	while ((next = mergeable_next(p, va))) {
-		unlink_cached(p, next);
-		os_guard_remove(va->va_end - UVM_PAGE_SIZE, UVM_PAGE_SIZE); /* va's guard page is inside now */
-		va->flags |= next->flags & (VA_HUGE | VA_MOVED | VA_REUSED);
-		vn_busy_join(va, next);
-		spare_put(p, next);
+	while ((next = mergeable_next(p, va)))
+		join(p, va, next);
+}
+
+/*
+ * Delayed coalescing (jemalloc's, for its dirty extents): a bin's free is
+ * a push and never looks at its neighbours, so the tails that trims leave
+ * in the bins pile up, each too small for the large requests that miss
+ * while the cache holds many times their size (allocwork buffers, sizes of
+ * 1..300 pages: a miss for 300 pages with 20 k pages cached in 1500 areas,
+ * none of them larger than 296 pages; every such miss is fresh memory, so
+ * peak RSS grew with the run).  On such a miss, every area of node nid's
+ * lists takes in the cached areas that follow it, as an order list's free
+ * does (equal neighbours stay apart), and goes back onto the list of its
+ * new size.  Each area's follower is found through the page map, so the
+ * pass costs one look per area; coalesce_due says when it is worth one.
+ * buffers: peak RSS 175 -> 132 MiB, 278 -> 155 MiB over a 30 times longer
+ * run, and no slower.
+ */
+static void coalesce(struct pcp *p, unsigned nid)
+{
+	struct pcp_node *n = &p->nodes[nid];
+	struct vmap_area *va;
+	size_t areas = 0;
+	LIST_HEAD(all);
+
+	for (unsigned i = 0; i < PCP_LISTS; i++)
+		list_splice_tail(&n->lists[i].head, &all); /* each stays counted in its list until it is unlinked */
+	/* Coldest first, each back at the head of its list: a list's order of heat is kept. */
+	while (!list_empty(&all)) {
+		va = list_entry(all.prev, struct vmap_area, list);
+		unlink_cached(p, va);
+		merge_next(p, va); /* followers still on all come off it */
+		link_cached(p, va);
+		p->room -= va_pages(va); /* what its unlinks gave back */
+		areas++;
 	}
+	p->coalesce_credit = 0;
+	p->coalesce_cost = areas;
 }
 
 /*
@@ -664,6 +714,23 @@ void pcp_take_smaller(struct heap *h, size_t pages, struct list_head *out)
 	heap_leave(h);
 }
 
+/*
+ * After a miss for pages pages: whether to coalesce first.  Only for a
+ * large request (an order list's), whose fresh pages are the costliest to
+ * fault in and to hold; the bins' own misses are served fresh and reused
+ * exactly from then on (a pass on each of them joined areas that the next
+ * requests cut again: random_size took 8x the time).  Only when the cache
+ * holds as many pages, and paid for: the pages missed since the last pass
+ * must be as many as that pass looked at areas.
+ */
+static bool coalesce_due(struct pcp *p, size_t pages)
+{
+	if (pages < PCP_BIN_PAGES)
+		return false;
+	p->coalesce_credit += pages;
+	return p->coalesce_credit >= p->coalesce_cost && cached_pages(p) >= pages;
+}
+
 struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t align)
 {
 	struct pcp *p = &h->pcp;
@@ -675,6 +742,10 @@ struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t ali
 	take_inbox(h);
 	heap_enter(h);
 	va = search(p, nid, pages, align);
+	if (!va && coalesce_due(p, pages)) {
+		coalesce(p, nid);
+		va = search(p, nid, pages, align);
+	}
 	if (va) {
 		p->hits++;
 		p->alloc_pages += kept_pages(va, pages);

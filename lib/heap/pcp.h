@@ -10,7 +10,7 @@
  * hit path: plain loads and stores on thread-local memory); on a miss it
  * takes in the inbox, then the next larger non-empty bin (a bitmap says
  * which), then the order lists, trimming a larger area to size on the way
- * out.  Over `high`, the coldest areas drain to the node (lazy lists, then
+ * out; a large request that still misses joins cached neighbours first.  Over `high`, the coldest areas drain to the node (lazy lists, then
  * pools or the kernel).
  *
  * Glossary: order k holds areas of 2^k .. 2^(k+1) - 1 pages, guard page
@@ -88,6 +88,7 @@ struct pcp {
 	 */
 	size_t room;
 	size_t missed;       /* pages fetched from the node since the last drain or decay */
+	size_t coalesce_credit, coalesce_cost; /* large pages missed since the last coalescing pass, and the areas it looked at (pcp.c) */
 	uint64_t ops_at_decay;
 	uint64_t hits, misses, frees, drained;        /* hits and frees: the slow way's and an order list's; bins count theirs */
 	uint64_t allocs;                              /* those the cache missed: hits + allocs is all of them */

@@ -71,8 +71,8 @@ Test(pcp, higher_order_serves_and_is_trimmed)
 /*
  * An area of the order lists (PCP_BIN_PAGES pages or more) takes in the
  * cached area after it: a trimmed block is whole again once its head comes
- * back.  Bin-sized areas stay whole as they are (exact reuse; the node
- * coalesces what drains).
+ * back.  Bin-sized areas stay whole as they are (exact reuse) until a
+ * miss needs them joined.
  */
 Test(pcp, neighbours_merge_back)
 {
@@ -101,6 +101,53 @@ Test(pcp, neighbours_merge_back)
 	cr_assert_eq(stats().cached_count, 3);
 	cr_assert_eq(uvm_vmalloc(2 * 4096), b);
 	cr_assert_eq(uvm_vmalloc(4096), a);
+}
+
+/* Of the areas of an order that fit, the smallest serves: the larger stays whole for a larger request. */
+Test(pcp, the_smallest_fit_serves)
+{
+	char *small = uvm_vmalloc(139 * 4096), *fence = uvm_vmalloc(4096), *large = uvm_vmalloc(249 * 4096);
+
+	uvm_vfree(small);
+	uvm_vfree(large); /* the hotter of the two */
+	cr_assert_eq(uvm_vmalloc(129 * 4096), small);
+	cr_assert_eq(uvm_vmalloc(248 * 4096), large);
+	uvm_vfree(fence);
+}
+
+/*
+ * Bin-sized neighbours are not joined when freed, nor for a bin-sized
+ * miss (served fresh, then reused exactly), but a large miss that their
+ * sum could serve joins them first (pcp.c's coalesce) and is a hit: the
+ * trims' tails of a cache of random sizes would otherwise pile up while
+ * every large request fetched fresh memory.
+ */
+Test(pcp, a_large_miss_coalesces_bin_sized_neighbours)
+{
+	char *a = uvm_vmalloc(49 * 4096), *b = uvm_vmalloc(59 * 4096), *c = uvm_vmalloc(69 * 4096), *mid, *big;
+	struct uvm_stats before, st;
+
+	cr_assert(b == a + 50 * 4096 && c == b + 60 * 4096, "a, b and c must be neighbours for this test");
+	uvm_vfree(b);
+	uvm_vfree(c);
+	uvm_vfree(a);
+	before = stats();
+	cr_assert_eq(before.cached_count, 3, "bin-sized neighbours were joined when freed");
+	mid = uvm_vmalloc(99 * 4096); /* 100 pages: a bin's size */
+	st = stats();
+	cr_assert_eq(st.cache_misses, before.cache_misses + 1);
+	cr_assert_eq(st.cached_count, 3, "a bin-sized miss joined the neighbours");
+	before = st;
+	big = uvm_vmalloc(149 * 4096); /* 150 pages: more than any of them, less than the 180 they make */
+	st = stats();
+	cr_assert_eq(big, a, "the joined neighbours did not serve the large miss");
+	cr_assert_eq(st.cache_hits, before.cache_hits + 1);
+	cr_assert_eq(st.cache_misses, before.cache_misses);
+	cr_assert_eq(st.cached_count, 1, "the tail is one area");
+	cr_assert_eq(st.cached_bytes, 30 * 4096);
+	memset(big, 1, 149 * 4096);
+	uvm_vfree(big);
+	uvm_vfree(mid);
 }
 
 /*
