@@ -65,7 +65,9 @@ struct pcp_list {
 	uint64_t left;         /* cap less the bin's in-line frees (pushes), modulo 2^64 */
 	uint64_t cap;          /* pushes - pops may reach this in line (a bin's) */
 	uint64_t folded;       /* pushes - pops when count last took them in */
+	uint64_t pad;          /* to 64 bytes: the hit finds its bin with one shift, not a multiply by 56 (three instructions) */
 };
+_Static_assert(sizeof(struct pcp_list) == 64, "a bin's list is found by a shift");
 
 /* One NUMA node's lists: bins by exact page count, then orders. */
 struct pcp_node {
