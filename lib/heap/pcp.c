@@ -158,7 +158,7 @@ static bool fits(const struct vmap_area *va, size_t pages, size_t align)
 	       (va_pages(va) == pages || !(va->flags & VA_HUGETLB));
 }
 
-/* The first exact fit among the hottest PCP_SCAN entries, else the first fit among them. */
+/* The first exact fit among the hottest PCP_SCAN entries, else the smallest fit among them (best fit keeps large areas whole). */
 static struct vmap_area *take_fit(struct pcp *p, struct pcp_list *l, size_t pages, size_t align)
 {
 	struct vmap_area *va, *fit = NULL;

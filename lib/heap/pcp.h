@@ -10,8 +10,9 @@
  * hit path: plain loads and stores on thread-local memory); on a miss it
  * takes in the inbox, then the next larger non-empty bin (a bitmap says
  * which), then the order lists, trimming a larger area to size on the way
- * out; a large request that still misses joins cached neighbours first.  Over `high`, the coldest areas drain to the node (lazy lists, then
- * pools or the kernel).
+ * out; a large request that still misses joins cached neighbours first.
+ * Over `high`, the coldest areas drain to the node (lazy lists, then pools
+ * or the kernel).
  *
  * Glossary: order k holds areas of 2^k .. 2^(k+1) - 1 pages, guard page
  * included; the last order holds every larger one too.
