@@ -38,11 +38,13 @@ UVM_API void *uvm_vmalloc(size_t size);
 /* As uvm_vmalloc, zero-filled (fresh pages are zero already; reused ones are cleared). */
 UVM_API void *uvm_vzalloc(size_t size);
 /*
- * As uvm_vmalloc, backed by huge pages: the area starts on a 2 MiB boundary
- * and its 2 MiB-aligned body gets transparent huge pages (or hugetlb pages
- * with UVM_HUGETLB=1); the tail keeps small pages, so the size is not
- * rounded up.  With UVM_THP=always (the default) every area of 2 MiB or
- * more is huge already; UVM_THP=never makes this plain uvm_vmalloc.
+ * As uvm_vmalloc, backed by huge pages: an area of 2 MiB or more starts on
+ * a 2 MiB boundary and its 2 MiB-aligned body gets transparent huge pages
+ * (or hugetlb pages with UVM_HUGETLB=1); the tail keeps small pages, so the
+ * size is not rounded up.  A smaller area is plain uvm_vmalloc (as the
+ * kernel's vmalloc_huge, whose huge mappings start at 2 MiB).  With
+ * UVM_THP=always (the default) every area of 2 MiB or more is huge
+ * already; UVM_THP=never makes this plain uvm_vmalloc.
  */
 UVM_API void *uvm_vmalloc_huge(size_t size);
 /*

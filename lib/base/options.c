@@ -47,7 +47,7 @@ static const struct uvm_option table[OPT__COUNT] = {
 	[OPT_PCP_HIGH] = { "UVM_PCP_HIGH", 256LL << 20, 0, 1LL << 40,
 			   "most bytes one thread's cache may grow to (its high watermark adapts between 4M and this)", .live = true },
 	[OPT_THP] = { "UVM_THP", 2, 0, 2,
-		      "transparent huge pages: always = every area of 2M or more, huge-only = uvm_vmalloc_huge areas, never",
+		      "transparent huge pages: always = every area of 2M or more, huge-only = uvm_vmalloc_huge areas of 2M or more, never",
 		      thp_words },
 	[OPT_HUGETLB] = { "UVM_HUGETLB", 0, 0, 1,
 			  "1 = back the 2M-aligned body of huge areas with the kernel's hugetlb pool, THP when it is empty" },

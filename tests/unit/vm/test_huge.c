@@ -76,15 +76,28 @@ Test(huge, body_gets_huge_pages_and_tail_small_ones)
 	uvm_vfree(p);
 }
 
-Test(huge, small_huge_area_is_aligned_without_a_body)
+/*
+ * Under 2 MiB of usable pages there is no 2 MiB-aligned body: the area is
+ * uvm_vmalloc's (as the kernel's vmalloc_huge), page aligned, no huge page,
+ * and the bin's hit serves either call.
+ */
+Test(huge, small_huge_area_is_a_plain_one)
 {
-	char *p = uvm_vmalloc_huge(100 << 10);
+	char *p = uvm_vmalloc_huge(100 << 10), *q, *r;
 	struct vma_info vi;
 
-	cr_assert_eq((uintptr_t)p % (2 * MiB), 0);
+	cr_assert_not_null(p);
 	cr_assert(vma_of(p, &vi));
 	cr_assert_not(vma_has_flag(&vi, "hg"), "less than 2 MiB has no huge body");
+	q = uvm_vmalloc(100 << 10); /* a neighbour: p's own alignment is not what the test is about */
 	uvm_vfree(p);
+	cr_assert_eq(uvm_vmalloc(100 << 10), p, "uvm_vmalloc did not reuse a small huge area");
+	uvm_vfree(q);
+	cr_assert_eq(uvm_vmalloc_huge(100 << 10), q, "uvm_vmalloc_huge did not reuse a plain area");
+	r = uvm_vmalloc_huge(2 * MiB - 4096); /* the largest that stays plain */
+	cr_assert_not_null(r);
+	cr_assert_neq((uintptr_t)r % (2 * MiB), 0, "2 MiB less a page was 2 MiB aligned: it has no body either");
+	uvm_vfree(r);
 }
 
 /* UVM_THP=always (the default): every area of 2 MiB or more is huge, through any function. */
