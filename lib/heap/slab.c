@@ -578,6 +578,15 @@ static void list_local(struct slab_heap *h, struct slab *s, void *p)
 		slab_release_empty(s);
 }
 
+/* p (marked free, counted freed) out of h's hands: onto its slab s's list if h owns s, else home. */
+static void put_back(struct slab_heap *h, struct slab *s, void *p)
+{
+	if (atomic_load_explicit(&s->owner, memory_order_relaxed) == h)
+		list_local(h, s, p);
+	else
+		send_home(s, p);
+}
+
 /*
  * Every object of h's hand for class c back onto its slab's list (the
  * thread's exit; they were counted freed when they went in).  They were
@@ -588,32 +597,26 @@ static void hand_flush(struct slab_heap *h, unsigned c)
 {
 	for (unsigned i = 0; i < h->nmag[c]; i++) {
 		void *q = h->mag[c][i];
-		struct slab *s = region_chunk(region_of((uintptr_t)q), (uintptr_t)q);
 
-		if (atomic_load_explicit(&s->owner, memory_order_relaxed) == h)
-			list_local(h, s, q);
-		else
-			send_home(s, q);
+		put_back(h, region_chunk(region_of((uintptr_t)q), (uintptr_t)q), q);
 	}
 	h->nmag[c] = 0;
 }
 
 /*
  * The free of p into a full hand: onto its slab's list, as a free before
- * the hand went (another thread's object goes home).  Making room for it instead (the hand's older half
- * onto their lists, the rest moved down) cost allocwork refill, whose
- * deletes of two thirds of its values overflow every hand, 9 % more
- * instructions (170 M against 156 M); after such a burst the hand still
- * holds 16 recent objects, and the slabs' lists the rest, newest first.
+ * the hand went (another thread's object goes home).  Making room for it
+ * instead (the hand's older half onto their lists, the rest moved down)
+ * cost allocwork refill, whose deletes of two thirds of its values
+ * overflow every hand, 9 % more instructions (170 M against 156 M); after
+ * such a burst the hand still holds 16 recent objects, and the slabs'
+ * lists the rest, newest first.
  */
 void slab_hand_full(struct slab_heap *h, struct slab *s, void *p)
 {
 	((uintptr_t *)p)[1] = s->mask;
 	h->frees[s->cls]++;
-	if (atomic_load_explicit(&s->owner, memory_order_relaxed) == h)
-		list_local(h, s, p);
-	else
-		send_home(s, p);
+	put_back(h, s, p);
 }
 
 /* The owner's free (slab_free's way) of p, marked free: into its hand unless that is full or s is (list moves). */
