@@ -50,14 +50,26 @@ static double live(const char *fn, double *count, uint64_t *samples)
 
 static void rate(long long bytes) { cr_assert_eq(uvm_option_set("UVM_PROF_SAMPLE", bytes), 0); }
 
-__attribute__((noinline)) void **keep_blocks(size_t n, size_t size)
+/* n blocks of size into v, through a frame of their own: the stacks through it hold the blocks and nothing else. */
+__attribute__((noinline)) void keep_blocks(void **v, size_t n, size_t size)
 {
-	void **v = uvm_malloc(n * sizeof(*v));
-
 	for (size_t i = 0; i < n; i++) {
 		v[i] = uvm_malloc(size);
 		memset(v[i], 1, size < 64 ? size : 64);
 	}
+}
+
+/*
+ * The blocks' array is allocated here, outside keep_blocks: allocated in
+ * it, the array was one more sample of its stacks, which the estimates
+ * counted as blocks (small_blocks_are_estimated_without_bias: 320 KB more
+ * than its 4 MB, always; the exact counts of the other cases, by chance).
+ */
+static void **new_blocks(size_t n, size_t size)
+{
+	void **v = uvm_malloc(n * sizeof(*v));
+
+	keep_blocks(v, n, size);
 	return v;
 }
 
@@ -76,7 +88,7 @@ static void estimate(size_t n, size_t size)
 	uint64_t samples;
 
 	rate(64 << 10);
-	v = keep_blocks(n, size);
+	v = new_blocks(n, size);
 	bytes = live("keep_blocks", &count, &samples);
 	cr_assert_gt(samples, 30, "%zu x %zu: %llu samples", n, size, (unsigned long long)samples);
 	cr_assert_lt(fabs(bytes - (double)(n * size)), 4 * (double)(n * size) / sqrt((double)samples) + size,
@@ -97,7 +109,7 @@ Test(prof, a_block_of_the_rate_or_more_is_always_sampled_with_its_size)
 	void **v;
 
 	rate(64 << 10);
-	v = keep_blocks(40, 64 << 10);
+	v = new_blocks(40, 64 << 10);
 	cr_assert_eq(live("keep_blocks", &count, &samples), 40.0 * (64 << 10));
 	cr_assert_eq(samples, 40);
 	cr_assert_eq(count, 40);
@@ -110,7 +122,7 @@ Test(prof, off_samples_nothing)
 	void **v;
 
 	rate(0);
-	v = keep_blocks(2000, 1 << 20);
+	v = new_blocks(2000, 1 << 20);
 	live("keep_blocks", NULL, &samples);
 	cr_assert_eq(samples, 0);
 	free_blocks(v, 2000);
@@ -175,7 +187,7 @@ Test(prof, another_threads_free_takes_blocks_out)
 	pthread_t t;
 
 	rate(16 << 10);
-	v = keep_blocks(3000, 2000);
+	v = new_blocks(3000, 2000);
 	live("keep_blocks", NULL, &samples);
 	cr_assert_gt(samples, 100);
 	cr_assert_eq(pthread_create(&t, NULL, free_all, v), 0);
@@ -208,7 +220,7 @@ Test(prof, areas_of_the_api_are_sampled_and_dropped_by_vfree)
 static void *thread_keeps(void *arg)
 {
 	(void)arg;
-	return keep_blocks(1, 1 << 20);
+	return new_blocks(1, 1 << 20);
 }
 
 static void *thread_waits_then_keeps(void *arg)
@@ -247,7 +259,7 @@ Test(prof, a_fork_child_samples_and_frees)
 	rate(4096);
 	pid = fork();
 	if (!pid) {
-		void **v = keep_blocks(500, 3000);
+		void **v = new_blocks(500, 3000);
 		uint64_t samples;
 
 		live("keep_blocks", NULL, &samples);
