@@ -80,23 +80,43 @@ static void free_blocks(void **v, size_t n)
 	uvm_free(v);
 }
 
-/* n blocks of size at rate 64K: the estimate within 4 standard errors of the truth (Poisson: 1/sqrt(samples)). */
+#define PROF_TEST_RATE ((size_t)64 << 10)
+
+/*
+ * n blocks of size at rate 64K, kept and freed in rounds until about 1000
+ * samples were due: the mean estimate within 5 standard errors of the
+ * truth.  The error is the one the expected sample count E sets (Poisson:
+ * the truth over sqrt(E)), not the observed count's: a bound from the
+ * observed count tightens as a round's count runs high, and 4 of them
+ * from one round of 61 samples failed one run in 1500 with an unbiased
+ * sampler (400 runs: 61.4 samples a round, variance 55.7, mean estimate
+ * 1.007x the truth).  Five errors from 1000 samples fail about one run in
+ * a million, and still catch a bias of 16 %.
+ */
 static void estimate(size_t n, size_t size)
 {
-	void **v;
-	double bytes, count;
-	uint64_t samples;
+	double share = -expm1(-(double)size / (double)PROF_TEST_RATE), due = (double)n * share;
+	unsigned rounds = (unsigned)ceil(1000 / due);
+	double bytes = 0, count = 0, truth = (double)(n * size) * rounds, expected = due * rounds;
+	uint64_t samples = 0;
 
-	rate(64 << 10);
-	v = new_blocks(n, size);
-	bytes = live("keep_blocks", &count, &samples);
-	cr_assert_gt(samples, 30, "%zu x %zu: %llu samples", n, size, (unsigned long long)samples);
-	cr_assert_lt(fabs(bytes - (double)(n * size)), 4 * (double)(n * size) / sqrt((double)samples) + size,
-		     "%zu blocks of %zu: estimated %.0f bytes from %llu samples", n, size, bytes, (unsigned long long)samples);
-	cr_assert_lt(fabs(count - (double)n), 4 * (double)n / sqrt((double)samples) + 1, "count %.0f of %zu", count, n);
-	free_blocks(v, n);
-	cr_assert_eq(live("keep_blocks", NULL, &samples), 0, "every block freed leaves the profile");
-	cr_assert_eq(samples, 0);
+	rate((long long)PROF_TEST_RATE);
+	for (unsigned r = 0; r < rounds; r++) {
+		void **v = new_blocks(n, size);
+		double b, c;
+		uint64_t k;
+
+		b = live("keep_blocks", &c, &k);
+		bytes += b, count += c, samples += k;
+		free_blocks(v, n);
+		cr_assert_eq(live("keep_blocks", NULL, &k), 0, "every block freed leaves the profile");
+		cr_assert_eq(k, 0);
+	}
+	cr_assert_gt(samples, expected / 2, "%u x %zu x %zu: %llu samples, %.0f due", rounds, n, size,
+		     (unsigned long long)samples, expected);
+	cr_assert_lt(fabs(bytes - truth), 5 * truth / sqrt(expected), "%u rounds of %zu blocks of %zu: estimated %.0f bytes of %.0f from %llu samples",
+		     rounds, n, size, bytes, truth, (unsigned long long)samples);
+	cr_assert_lt(fabs(count - (double)n * rounds), 5 * (double)n * rounds / sqrt(expected), "count %.0f of %zu", count, n * rounds);
 }
 
 Test(prof, small_blocks_are_estimated_without_bias) { estimate(40000, 100); }
