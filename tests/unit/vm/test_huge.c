@@ -185,8 +185,11 @@ static bool write_nr_hugepages(long n)
 
 static void use_hugetlb(void) { setenv("UVM_HUGETLB", "1", 1); }
 
-/* Hugetlb pages when the pool has them; plain pages again once purged, and the pool gets them back. */
-Test(huge, hugetlb_body_from_the_pool, .init = use_hugetlb)
+/*
+ * Hugetlb pages when the pool has them; plain pages again once purged, and
+ * the pool gets them back.  False when the pool cannot be grown here.
+ */
+static bool body_from_the_pool(void)
 {
 	long had = read_nr_hugepages();
 	struct vma_info vi;
@@ -195,7 +198,7 @@ Test(huge, hugetlb_body_from_the_pool, .init = use_hugetlb)
 	if (had < 0 || !write_nr_hugepages(had + 2) || read_nr_hugepages() < had + 2) {
 		if (had >= 0)
 			write_nr_hugepages(had);
-		cr_skip_test("cannot reserve 2 hugetlb pages through " NR_HUGEPAGES " (needs root and free memory)");
+		return false;
 	}
 	long free_before = huge_pool_free();
 	p = uvm_vmalloc_huge(4 * MiB + 4096);
@@ -215,17 +218,18 @@ Test(huge, hugetlb_body_from_the_pool, .init = use_hugetlb)
 	cr_assert_not(vma_has_flag(&vi, "ht"), "a purged body stays hugetlb");
 	cr_assert_eq(huge_pool_free(), free_before, "the pool did not get its pages back");
 	write_nr_hugepages(had);
+	return true;
 }
 
-/* An empty pool is no failure: the body falls back to THP. */
-Test(huge, hugetlb_falls_back_to_thp_when_the_pool_is_empty, .init = use_hugetlb)
+/* An empty pool is no failure: the body falls back to THP.  False when the pool cannot be emptied here. */
+static bool thp_when_the_pool_is_empty(void)
 {
 	long had = read_nr_hugepages();
 	bool emptied = had > 0 && write_nr_hugepages(0);
 	char *p;
 
 	if (huge_pool_free() > 0)
-		cr_skip_test("the hugetlb pool has free pages and cannot be emptied here");
+		return false;
 	p = uvm_vmalloc_huge(4 * MiB);
 	cr_assert_not_null(p, "an empty pool made the allocation fail");
 	expect_huge_body(p, 4 * MiB);
@@ -233,4 +237,45 @@ Test(huge, hugetlb_falls_back_to_thp_when_the_pool_is_empty, .init = use_hugetlb
 	uvm_vfree(p);
 	if (emptied)
 		write_nr_hugepages(had);
+	return true;
+}
+
+/*
+ * Both in one case, one after the other: the pool is the machine's, and as
+ * two cases run in parallel one emptied it under the other, which then
+ * failed and left its two pages in the pool for good.
+ */
+Test(huge, hugetlb_body_from_the_pool_and_thp_without, .init = use_hugetlb)
+{
+	bool grew = body_from_the_pool(), emptied = thp_when_the_pool_is_empty();
+
+	if (!grew && !emptied)
+		cr_skip_test("cannot resize the hugetlb pool through " NR_HUGEPAGES " (needs root and free memory)");
+}
+
+/* Whether a module whose path holds name is mapped into this process. */
+static bool mapped(const char *name)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	bool found = false;
+
+	cr_assert_not_null(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, name) != NULL;
+	fclose(f);
+	return found;
+}
+
+/* libhugetlbfs is opened for UVM_HUGETLB only: linked, its constructor read /proc/mounts at every program's start. */
+Test(huge, libhugetlbfs_stays_out_without_hugetlb)
+{
+	uvm_free(uvm_malloc(64));
+	cr_assert_not(mapped("libhugetlbfs"), "libhugetlbfs is loaded though UVM_HUGETLB is off");
+}
+
+Test(huge, libhugetlbfs_answers_for_hugetlb, .init = use_hugetlb)
+{
+	uvm_free(uvm_malloc(64));
+	cr_assert(mapped("libhugetlbfs"), "UVM_HUGETLB=1 did not open libhugetlbfs");
 }
