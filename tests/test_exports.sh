@@ -44,7 +44,7 @@ int main(void)
 	return !ok;
 }
 C
-cc -static -o "$out/clash" "$out/clash.c" -I"$root/lib" "$build/lib/libuvmalloc.a" -lnuma -pthread -ldl \
+cc -static -o "$out/clash" "$out/clash.c" -I"$root/lib" "$build/lib/libuvmalloc.a" -pthread -ldl \
 	2>"$out/ld.err" || fail "a program with names like our internals does not link with libuvmalloc.a: $(cat "$out/ld.err")"
 [ "$("$out/clash")" = both ] || fail "the clash program got the wrong functions"
 echo "exports: a program's slab_alloc, numa_setup and rb_insert link beside libuvmalloc.a"

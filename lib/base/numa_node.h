@@ -16,7 +16,7 @@
 
 #define NUMA_MAX_NODES 64
 
-/* Learn the nodes and the CPU-to-node map (libnuma), or set up the fake ones.  0 or ENOMEM. */
+/* Learn the nodes and the CPU-to-node map (libnuma, where a second node is), or set up the fake ones.  0 or ENOMEM. */
 int numa_setup(void);
 /* Nodes areas can be placed on: the real ones, or UVM_FAKE_NUMA. */
 unsigned numa_nodes(void);

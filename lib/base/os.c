@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* glibc 2.36 predates these; the kernel numbers are fixed ABI. */
@@ -145,7 +146,8 @@ void os_bind(uintptr_t addr, size_t size, unsigned node)
 	mask[node / 64] = 1ul << (node % 64);
 	count(&nr_other);
 	/* Best effort, as first-touch placement is: a refusal leaves the default policy. */
-	if (mbind((void *)addr, size, MPOL_PREFERRED, mask, NUMA_MAX_NODES + 1, 0))
+	/* The system call, not libnuma's wrapper: libnuma is opened only where a second node is (numa_node.c). */
+	if (syscall(SYS_mbind, addr, size, MPOL_PREFERRED, mask, NUMA_MAX_NODES + 1, 0))
 		return;
 }
 

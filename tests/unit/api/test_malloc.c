@@ -672,20 +672,22 @@ Test(malloc, freed_objects_links_are_checked)
 
 /*
  * The set-up's own allocations come from a static start-up buffer.  This
- * program interposes a libnuma function that the set-up calls and allocates
- * in it, so it holds a pointer the buffer handed out: bad pointers into the
- * buffer abort like any other, and the good one reallocs and frees once.
+ * program interposes a libc function that the set-up calls first
+ * (get_nprocs) and allocates in it, so it holds a pointer the buffer handed
+ * out: bad pointers into the buffer abort like any other, and the good one
+ * reallocs and frees once.  (It was a libnuma call, which the set-up makes
+ * only where a second node is, since libnuma is opened there alone.)
  */
 static void *early_block;
 
-int numa_num_configured_cpus(void)
+int get_nprocs(void)
 {
 	static int (*real)(void);
 
 	if (!early_block && (early_block = M(malloc)(24)))
 		memset(early_block, 0x6b, 24);
 	if (!real)
-		real = (int (*)(void))dlsym(RTLD_NEXT, "numa_num_configured_cpus");
+		real = (int (*)(void))dlsym(RTLD_NEXT, "get_nprocs");
 	return real ? real() : 1;
 }
 
@@ -713,7 +715,7 @@ Test(malloc, start_up_buffer_pointers)
 {
 	char *q;
 
-	cr_assert_not_null(early_block, "the set-up made no allocation through the interposed libnuma call");
+	cr_assert_not_null(early_block, "the set-up made no allocation through the interposed get_nprocs");
 	expect_death(early_interior_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(early_header_realloc, NULL, SIGABRT, "uvmalloc: realloc(): invalid pointer 0x");
 	expect_death(early_double_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
@@ -723,4 +725,25 @@ Test(malloc, start_up_buffer_pointers)
 	for (int i = 0; i < 24; i++)
 		cr_assert_eq(q[i], 0x6b, "byte %d lost in the move out of the start-up buffer", i);
 	M(free)(q);
+}
+
+/*
+ * libnuma is opened only where a second node is: linked, its constructor
+ * read sysfs at the start of every program, one-node machines too.
+ */
+Test(malloc, libnuma_stays_out_on_one_node)
+{
+	char line[512];
+	FILE *f;
+	bool mapped = false;
+
+	if (!access("/sys/devices/system/node/node1", F_OK))
+		cr_skip_test("this machine has a second node: libnuma is opened");
+	M(free)(M(malloc)(64));
+	f = fopen("/proc/self/maps", "r");
+	cr_assert_not_null(f);
+	while (!mapped && fgets(line, sizeof(line), f))
+		mapped = strstr(line, "libnuma") != NULL;
+	fclose(f);
+	cr_assert_not(mapped, "libnuma is loaded on a one-node machine");
 }
