@@ -165,6 +165,20 @@ static inline bool vma_of(const void *addr, struct vma_info *vi)
 	return found;
 }
 
+/* Whether a module whose path holds name is mapped into this process (/proc/self/maps). */
+static inline bool module_mapped(const char *name)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	bool found = false;
+
+	cr_assert_not_null(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, name) != NULL;
+	fclose(f);
+	return found;
+}
+
 /* Whether a VmFlags line holds the two-letter flag f ("hg", "nh", "ht"). */
 static inline bool vma_has_flag(const struct vma_info *vi, const char *f)
 {

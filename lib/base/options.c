@@ -50,7 +50,7 @@ static const struct uvm_option table[OPT__COUNT] = {
 		      "transparent huge pages: always = every area of 2M or more, huge-only = uvm_vmalloc_huge areas of 2M or more, never",
 		      thp_words },
 	[OPT_HUGETLB] = { "UVM_HUGETLB", 0, 0, 1,
-			  "1 = back the 2M-aligned body of huge areas with the kernel's hugetlb pool, THP when it is empty" },
+			  "1 = back the 2M-aligned body of huge areas with the kernel's hugetlb pool (libhugetlbfs, opened then), THP when it is empty" },
 	[OPT_POPULATE] = { "UVM_POPULATE", 0, 0, 1,
 			   "1 = fault fresh areas in with one MADV_POPULATE_WRITE instead of one fault per page", .live = true },
 	[OPT_FAKE_NUMA] = { "UVM_FAKE_NUMA", 0, 0, 64,

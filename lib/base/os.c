@@ -145,8 +145,11 @@ void os_bind(uintptr_t addr, size_t size, unsigned node)
 
 	mask[node / 64] = 1ul << (node % 64);
 	count(&nr_other);
-	/* Best effort, as first-touch placement is: a refusal leaves the default policy. */
-	/* The system call, not libnuma's wrapper: libnuma is opened only where a second node is (numa_node.c). */
+	/*
+	 * Best effort, as first-touch placement is: a refusal leaves the default
+	 * policy.  The system call, not libnuma's wrapper: libnuma is opened only
+	 * where a second node is (numa_node.c).
+	 */
 	if (syscall(SYS_mbind, addr, size, MPOL_PREFERRED, mask, NUMA_MAX_NODES + 1, 0))
 		return;
 }

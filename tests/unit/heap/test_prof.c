@@ -91,7 +91,7 @@ static void free_blocks(void **v, size_t n)
  * from one round of 61 samples failed one run in 1500 with an unbiased
  * sampler (400 runs: 61.4 samples a round, variance 55.7, mean estimate
  * 1.007x the truth).  Five errors from 1000 samples fail about one run in
- * a million, and still catch a bias of 16 %.
+ * a million, and a bias of 20 % in the estimate fails them (tried).
  */
 static void estimate(size_t n, size_t size)
 {

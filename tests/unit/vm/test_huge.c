@@ -253,29 +253,15 @@ Test(huge, hugetlb_body_from_the_pool_and_thp_without, .init = use_hugetlb)
 		cr_skip_test("cannot resize the hugetlb pool through " NR_HUGEPAGES " (needs root and free memory)");
 }
 
-/* Whether a module whose path holds name is mapped into this process. */
-static bool mapped(const char *name)
-{
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "r");
-	bool found = false;
-
-	cr_assert_not_null(f);
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, name) != NULL;
-	fclose(f);
-	return found;
-}
-
 /* libhugetlbfs is opened for UVM_HUGETLB only: linked, its constructor read /proc/mounts at every program's start. */
 Test(huge, libhugetlbfs_stays_out_without_hugetlb)
 {
 	uvm_free(uvm_malloc(64));
-	cr_assert_not(mapped("libhugetlbfs"), "libhugetlbfs is loaded though UVM_HUGETLB is off");
+	cr_assert_not(module_mapped("libhugetlbfs"), "libhugetlbfs is loaded though UVM_HUGETLB is off");
 }
 
 Test(huge, libhugetlbfs_answers_for_hugetlb, .init = use_hugetlb)
 {
 	uvm_free(uvm_malloc(64));
-	cr_assert(mapped("libhugetlbfs"), "UVM_HUGETLB=1 did not open libhugetlbfs");
+	cr_assert(module_mapped("libhugetlbfs"), "UVM_HUGETLB=1 did not open libhugetlbfs");
 }
