@@ -147,7 +147,7 @@ struct uvm_stats {
 	uint64_t purged_bytes;   /* bytes given back to the kernel by purges */
 	uint64_t mmap_calls;     /* syscalls made by the library, by kind */
 	uint64_t mprotect_calls;
-	uint64_t madvise_calls;
+	uint64_t madvise_calls;  /* a process_madvise (a purge's batch of ranges) counts as one */
 	uint64_t mremap_calls;   /* realloc moving pages instead of copying them */
 	uint64_t syscalls;       /* all of them (including prctl) */
 	uint64_t area_alloc_bytes;  /* usable bytes of the areas handed out, all time (slabs' areas included) */

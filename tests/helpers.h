@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -177,6 +180,23 @@ static inline bool module_mapped(const char *name)
 		found = strstr(line, name) != NULL;
 	fclose(f);
 	return found;
+}
+
+/*
+ * Whether this kernel takes MADV_DONTNEED through process_madvise for the
+ * calling process (PIDFD_SELF_THREAD, Linux 6.14+): the purge's batches
+ * are then one call (os_release_ranges), else one madvise a run.
+ */
+static inline bool kernel_batches_madvise(void)
+{
+	char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct iovec v = { p, 4096 };
+	bool ok;
+
+	cr_assert_neq(p, MAP_FAILED);
+	ok = syscall(440 /* SYS_process_madvise */, -10000 /* PIDFD_SELF_THREAD */, &v, 1, MADV_DONTNEED, 0) == 4096;
+	munmap(p, 4096);
+	return ok;
 }
 
 /* Whether a VmFlags line holds the two-letter flag f ("hg", "nh", "ht"). */

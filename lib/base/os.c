@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <numaif.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -17,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* glibc 2.36 predates these; the kernel numbers are fixed ABI. */
@@ -30,6 +32,12 @@
 #ifndef MAP_HUGE_2MB
 #define MAP_HUGE_2MB (21 << 26)
 #endif
+#ifndef SYS_process_madvise
+#define SYS_process_madvise 440
+#endif
+#ifndef PIDFD_SELF_THREAD
+#define PIDFD_SELF_THREAD -10000 /* Linux 6.14+: the calling thread, no descriptor (its mm is the process's) */
+#endif
 #ifndef PR_SET_VMA
 #define PR_SET_VMA 0x53564d41
 #define PR_SET_VMA_ANON_NAME 0
@@ -37,6 +45,8 @@
 
 static _Atomic uint64_t nr_mmap, nr_mprotect, nr_madvise, nr_mremap, nr_other; /* other: prctl, mbind */
 static atomic_bool guards; /* UVM_GUARD=1 and the kernel has not refused it */
+static atomic_bool filtered; /* a seccomp filter seen: no process_madvise, one madvise a range */
+static atomic_bool refused_release, refused_guard; /* process_madvise refused that advice: one madvise a range */
 
 static inline void count(_Atomic uint64_t *c) { atomic_fetch_add_explicit(c, 1, memory_order_relaxed); }
 
@@ -71,6 +81,87 @@ int os_release(uintptr_t addr, size_t size)
 {
 	count(&nr_madvise);
 	return madvise((void *)addr, size, MADV_DONTNEED) ? errno : 0;
+}
+
+/* The ranges r[0..n) advised one madvise each (the errors ignored, as the purge ignores os_release's); the calls. */
+static size_t advise_each(const struct iovec *r, size_t n, int advice)
+{
+	for (size_t i = 0; i < n; i++) {
+		count(&nr_madvise);
+		madvise(r[i].iov_base, r[i].iov_len, advice);
+	}
+	return n;
+}
+
+/*
+ * Whether process_madvise may be tried: not under a seccomp filter, which
+ * may answer a system call it does not know by killing the process (every
+ * filter lets madvise through: every allocator makes it).  Asked before
+ * each batch, since a program may install a filter at any time.
+ */
+static bool vector_allowed(atomic_bool *refused)
+{
+	if (atomic_load_explicit(refused, memory_order_relaxed) || atomic_load_explicit(&filtered, memory_order_relaxed))
+		return false;
+	count(&nr_other);
+	if (prctl(PR_GET_SECCOMP) == 0)
+		return true;
+	atomic_store_explicit(&filtered, true, memory_order_relaxed);
+	return false;
+}
+
+/*
+ * One process_madvise for the ranges r[0..n) (n <= IOV_MAX), on this
+ * process (PIDFD_SELF_THREAD); the ranges it did not advise, or n when it
+ * refused (a kernel before 6.14, or one whose process_madvise does not take
+ * the advice), which turns it off for that advice for good.  The kernel advises the ranges in
+ * order and stops at an error, so the bytes it reports are whole ranges,
+ * and the first one left may be partly done, which advising again costs
+ * nothing but the call.
+ */
+static size_t advise_vector(const struct iovec *r, size_t n, int advice, atomic_bool *refused)
+{
+	ssize_t done;
+	size_t i = 0;
+
+	count(&nr_madvise);
+	done = syscall(SYS_process_madvise, PIDFD_SELF_THREAD, r, n, advice, 0);
+	if (done < 0) {
+		atomic_store_explicit(refused, true, memory_order_relaxed);
+		return n;
+	}
+	for (; i < n && (size_t)done >= r[i].iov_len; i++)
+		done -= (ssize_t)r[i].iov_len;
+	return n - i;
+}
+
+/* The ranges r[0..n) advised, in batches where the kernel takes them; the madvise calls made. */
+static size_t advise_ranges(const struct iovec *r, size_t n, int advice, atomic_bool *refused)
+{
+	int saved = errno; /* a free's purge leaves the program's errno as it found it */
+	size_t calls = 0;
+
+	while (n > 1 && vector_allowed(refused)) {
+		size_t k = n < IOV_MAX ? n : IOV_MAX, left = advise_vector(r, k, advice, refused);
+
+		calls++;
+		r += k - left;
+		n -= k - left;
+		if (left)
+			break;
+	}
+	calls += advise_each(r, n, advice);
+	errno = saved;
+	return calls;
+}
+
+size_t os_release_ranges(const struct iovec *r, size_t n)
+{
+	size_t calls = advise_ranges(r, n, MADV_DONTNEED, &refused_release);
+
+	if (atomic_load_explicit(&guards, memory_order_relaxed))
+		calls += advise_ranges(r, n, MADV_GUARD_REMOVE, &refused_guard);
+	return calls;
 }
 
 void *os_alloc_meta(size_t size)

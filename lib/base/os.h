@@ -41,6 +41,17 @@ int os_populate(uintptr_t addr, size_t size);
  * ENOMEM when the pool cannot give them; the range then holds plain pages again.
  */
 int os_remap_hugetlb(uintptr_t addr, size_t size);
+struct iovec;
+/*
+ * Give the pages of the ranges r[0..n) back, and their guard markers, as
+ * os_release and os_guard_remove do each range: one process_madvise per
+ * IOV_MAX ranges (a whole purge in one system call, as the kernel's purge
+ * flushes the TLB once for all its merged ranges), or one madvise each
+ * where that call is refused (before Linux 6.14) or a seccomp filter is
+ * installed (a prctl per batch asks, counted as the calls are).  Returns
+ * the madvise calls made (process_madvise counts as one).
+ */
+size_t os_release_ranges(const struct iovec *r, size_t n);
 /* Give a hugetlb range back: plain, empty, MADV_NOHUGEPAGE pages as around it. */
 int os_remap_plain(uintptr_t addr, size_t size);
 /*

@@ -16,6 +16,8 @@
  */
 #include "purge.h"
 
+#include <sys/uio.h>
+
 #include "arena.h"
 #include "huge.h"
 #include "lock.h"
@@ -121,11 +123,31 @@ static void sort_by_address(struct list_head *head)
 	merge_sorted(&left, &right, head);
 }
 
-/* Guard markers survive MADV_DONTNEED, so ranges going back to the tree lose theirs too; huge ones lose MADV_HUGEPAGE. */
-static void release_run(uintptr_t start, uintptr_t end, bool huge)
+/*
+ * The runs a purge gives back, batched: one system call for up to
+ * RUN_BATCH of them (os_release_ranges; the batch is on the stack of a
+ * free, so 1 KiB).  Guard markers survive MADV_DONTNEED, so ranges going
+ * back to the tree lose theirs too; huge ones lose MADV_HUGEPAGE once they
+ * are given back.
+ */
+#define RUN_BATCH 64
+
+struct runs {
+	struct iovec r[RUN_BATCH];
+	size_t n, calls;
+};
+
+static void runs_flush(struct runs *b)
 {
-	os_release(start, end - start);
-	os_guard_remove(start, end - start);
+	b->calls += os_release_ranges(b->r, b->n);
+	b->n = 0;
+}
+
+static void runs_add(struct runs *b, uintptr_t start, uintptr_t end, bool huge)
+{
+	b->r[b->n++] = (struct iovec){ (void *)start, end - start };
+	if (huge || b->n == RUN_BATCH)
+		runs_flush(b);
 	if (huge)
 		huge_reset_run(start, end);
 }
@@ -140,20 +162,18 @@ static void unback(struct vmap_area *va)
 	}
 }
 
-/* Give the pages of a sorted list back to the kernel, one call per run of touching ranges; the number of runs. */
+/* Give the pages of a sorted list back to the kernel, as runs of touching ranges; the madvise calls made. */
 static size_t release_runs(struct list_head *sorted)
 {
 	struct vmap_area *va;
+	struct runs b = { .n = 0, .calls = 0 };
 	uintptr_t start = 0, end = 0;
 	bool huge = false;
-	size_t runs = 0;
 
 	list_for_each_entry(va, sorted, list) {
 		if (va->va_start != end) {
-			if (end) {
-				release_run(start, end, huge);
-				runs++;
-			}
+			if (end)
+				runs_add(&b, start, end, huge);
 			start = va->va_start;
 			huge = false;
 		}
@@ -162,11 +182,10 @@ static size_t release_runs(struct list_head *sorted)
 		end = va->va_end;
 		purge.purged_bytes += va_size(va);
 	}
-	if (end) {
-		release_run(start, end, huge);
-		runs++;
-	}
-	return runs;
+	if (end)
+		runs_add(&b, start, end, huge);
+	runs_flush(&b);
+	return b.calls;
 }
 
 static size_t purge_locked(int full)
@@ -174,7 +193,7 @@ static size_t purge_locked(int full)
 	LIST_HEAD(lazy);
 	LIST_HEAD(release);
 	struct vmap_area *va, *n;
-	size_t lazy_pages = 0, decayed = 0, pooled, runs, areas = 0, bytes = purge.purged_bytes, retain = purge_retain_max();
+	size_t lazy_pages = 0, decayed = 0, pooled, calls, areas = 0, bytes = purge.purged_bytes, retain = purge_retain_max();
 	uint64_t t0 = UVM_TRACED(purge) ? trace_now_ns() : 0;
 
 	for (unsigned id = 0; id < vn_count(); id++) {
@@ -197,11 +216,11 @@ static size_t purge_locked(int full)
 	if (UVM_TRACED(purge))
 		list_for_each_entry(va, &release, list)
 			areas++;
-	runs = release_runs(&release);
+	calls = release_runs(&release);
 	arena_release(&release);
 	vn_lazy_sub(lazy_pages);
 	purge.purges++;
-	UVM_TRACE(purge, areas, purge.purged_bytes - bytes, runs, trace_now_ns() - t0);
+	UVM_TRACE(purge, areas, purge.purged_bytes - bytes, calls, trace_now_ns() - t0);
 	return decayed + lazy_pages;
 }
 

@@ -25,7 +25,8 @@ size_t purge_retain_max(void);
  * full); then lazily freed areas of at most 256 pages refill their owner's
  * pool still backed (not when full, and while pools hold less than
  * lazy_max_pages), and everything else goes back to the
- * kernel, one madvise per run of adjacent ranges, and into the free tree.
+ * kernel, in runs of adjacent ranges (os_release_ranges: one system call
+ * for many runs), and into the free tree.
  * (lazy_max_pages here is purge_retain_max().)
  * Returns the pages that left the lazy lists and pools.
  */

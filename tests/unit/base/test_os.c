@@ -1,15 +1,20 @@
 /*
  * tests/unit/base/test_os.c - the OS contract (lib/base/os.c), on its own: a reservation
  * is inaccessible until committed, committed pages are backed only when
- * touched, a release gives them back and reads as zero, a move carries the
- * bytes without copying them, and every call is counted (and only calls
- * are: mincore and /proc reads are not).
+ * touched, a release gives them back and reads as zero (many ranges in one
+ * call where the kernel takes it), a move carries the bytes without
+ * copying them, and every call is counted (and only calls are: mincore and
+ * /proc reads are not).
  */
 #include "helpers.h"
 
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <setjmp.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
 
 #include "os.h"
 #include "util.h"
@@ -136,4 +141,97 @@ Test(os, calls_are_counted_by_kind)
 	cr_assert_eq(after.mprotect_calls - before.mprotect_calls, 1);
 	cr_assert_eq(after.madvise_calls - before.madvise_calls, 1);
 	os_unreserve(base, 8 * MIB);
+}
+
+enum { RANGE_PAGES = 4 };
+
+/* Ranges r[0..n) of RANGE_PAGES pages, each followed by a page they leave alone, all written with 0x5a; the base. */
+static uintptr_t written_ranges(struct iovec *r, size_t n)
+{
+	uintptr_t base;
+	size_t stride = (RANGE_PAGES + 1) * UVM_PAGE_SIZE;
+
+	cr_assert_eq(os_reserve(n * stride, &base), 0);
+	cr_assert_eq(os_commit(base, n * stride), 0);
+	memset((void *)base, 0x5a, n * stride);
+	for (size_t i = 0; i < n; i++)
+		r[i] = (struct iovec){ (void *)(base + i * stride), RANGE_PAGES * UVM_PAGE_SIZE };
+	return base;
+}
+
+/* Whether range i reads as zero, given back (released) or still holds its bytes; the page after it holds them either way. */
+static void assert_range(const struct iovec *r, size_t i, bool released)
+{
+	const unsigned char *p = r[i].iov_base;
+
+	cr_assert_eq(os_resident((uintptr_t)p, r[i].iov_len), released ? 0 : r[i].iov_len, "range %zu", i);
+	cr_assert_eq(p[0], released ? 0 : 0x5a, "range %zu", i);
+	cr_assert_eq(p[r[i].iov_len - 1], released ? 0 : 0x5a, "range %zu", i);
+	cr_assert_eq(p[r[i].iov_len], 0x5a, "the page after range %zu was given back too", i);
+}
+
+/* n ranges released: the madvise calls counted are those returned, and want. */
+static void release_counted(const struct iovec *r, size_t n, size_t want)
+{
+	struct uvm_stats before = { 0 }, after = { 0 };
+	size_t calls;
+
+	os_stats(&before);
+	errno = EXDEV;
+	calls = os_release_ranges(r, n);
+	cr_assert_eq(errno, EXDEV, "a release changed errno");
+	os_stats(&after);
+	cr_assert_eq(calls, want);
+	cr_assert_eq(after.madvise_calls - before.madvise_calls, want);
+}
+
+Test(os, many_ranges_go_back_in_one_call)
+{
+	enum { N = 100 };
+	struct iovec r[N];
+	uintptr_t base = written_ranges(r, N);
+
+	release_counted(r, N, kernel_batches_madvise() ? 1 : N);
+	for (size_t i = 0; i < N; i++)
+		assert_range(r, i, true);
+	os_unreserve(base, N * (RANGE_PAGES + 1) * UVM_PAGE_SIZE);
+}
+
+/*
+ * A range the kernel refuses (mlocked: MADV_DONTNEED answers EINVAL) stops
+ * a batch where it is: the ranges after it go one by one, and batching
+ * stays on for the next release.
+ */
+Test(os, a_refused_range_leaves_the_others_released)
+{
+	enum { N = 5, LOCKED = 2 };
+	struct iovec r[N];
+	uintptr_t base = written_ranges(r, N);
+	bool batches = kernel_batches_madvise();
+
+	cr_assert_eq(mlock(r[LOCKED].iov_base, r[LOCKED].iov_len), 0, "mlock: %s", strerror(errno));
+	release_counted(r, N, batches ? 1 + N - LOCKED : N);
+	for (size_t i = 0; i < N; i++)
+		assert_range(r, i, i != LOCKED);
+	munlock(r[LOCKED].iov_base, r[LOCKED].iov_len);
+	memset((void *)base, 0x5a, N * (RANGE_PAGES + 1) * UVM_PAGE_SIZE);
+	release_counted(r, N, batches ? 1 : N);
+	os_unreserve(base, N * (RANGE_PAGES + 1) * UVM_PAGE_SIZE);
+}
+
+/* Under a seccomp filter (this one allows everything) no process_madvise is made: one madvise a range. */
+Test(os, under_a_seccomp_filter_ranges_go_back_one_by_one)
+{
+	enum { N = 8 };
+	struct iovec r[N];
+	uintptr_t base = written_ranges(r, N);
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog prog = { 1, &allow };
+
+	cr_assert_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	cr_assert_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0, "seccomp: %s", strerror(errno));
+	release_counted(r, N, N);
+	for (size_t i = 0; i < N; i++)
+		assert_range(r, i, true);
+	os_unreserve(base, N * (RANGE_PAGES + 1) * UVM_PAGE_SIZE);
 }

@@ -202,6 +202,32 @@ Test(purge, adjacent_ranges_merge_into_one_madvise, .init = no_auto_purge)
 	cr_assert_eq(arena_check(), 0);
 }
 
+/* Runs that do not touch (a live area between each two) go back together: one call for the purge, where the kernel batches. */
+Test(purge, separate_runs_go_back_in_one_call, .init = no_auto_purge)
+{
+	enum { N = 16 };
+	char *p[2 * N];
+	long rss;
+
+	for (int i = 0; i < 2 * N; i++) {
+		p[i] = uvm_vmalloc(300 * 4096);
+		memset(p[i], 1, 300 * 4096);
+	}
+	for (int i = 0; i < 2 * N; i += 2)
+		uvm_vfree(p[i]);
+	uint64_t before = stats().madvise_calls;
+	rss = rss_bytes();
+	purge_now(1);
+	cr_assert_eq(stats().madvise_calls - before, kernel_batches_madvise() ? 1 : N);
+	cr_assert_eq(stats().purged_bytes, N * 301 * 4096);
+	cr_assert_lt(rss_bytes(), rss - N * 280 * 4096, "the runs' pages were not all given back");
+	for (int i = 1; i < 2 * N; i += 2)
+		cr_assert_eq(p[i][0] + p[i][300 * 4096 - 1], 2, "a live area between the runs lost its bytes");
+	for (int i = 1; i < 2 * N; i += 2)
+		uvm_vfree(p[i]);
+	cr_assert_eq(arena_check(), 0);
+}
+
 /* Each purge decays every pool by a quarter; a full purge empties them. */
 Test(purge, pools_decay, .init = no_auto_purge)
 {
