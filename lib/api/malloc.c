@@ -363,6 +363,9 @@ void uvm_free(void *p)
 		case SLAB_HAND_FULL:
 			slab_hand_full(&h->slab, s, p);
 			return;
+		case SLAB_EMPTIED:
+			slab_release_empty(s);
+			return;
 		case SLAB_NOT_MINE:
 			break;
 		}

@@ -254,7 +254,7 @@ static inline void *slab_pop(struct slab *s)
 	return slab_take(s, p, next);
 }
 
-/* The owner's free of p, an object of s (its own, not full, checked), when h's hand for the class is full: onto s's list. */
+/* The free of p, an object of s (checked; another running thread's), when h's hand for the class is full: home to s. */
 void slab_hand_full(struct slab_heap *h, struct slab *s, void *p);
 
 /* The hottest object of h's hand for class c (not empty). */
@@ -306,11 +306,16 @@ void slab_release_empty(struct slab *s);
  * A free, as a leaf: p into h's hand for its class (slab_heap.mag) when p
  * is an object of a slab with a running owner, h or another thread, that
  * is neither marked free (slab_free checks those for sure) nor in a full
- * slab (list moves): SLAB_FREED, or SLAB_HAND_FULL with its slab in *s
- * (the caller's tail call of slab_hand_full frees it onto the slab's list,
- * or sends it home).  SLAB_NOT_MINE (nothing done): slab_free decides.  Not
- * the slab itself: the caller's test of a returned pointer cost two
- * instructions, and a call in here its saved registers.
+ * slab (list moves): SLAB_FREED.  Past a full hand, an object of h's own
+ * goes onto its slab's list in line (a program freeing a structure frees
+ * many in a row: that was a call and an owner test more, 30 instructions
+ * a free, on every free of such a burst after the first 16): SLAB_FREED,
+ * or SLAB_EMPTIED when that emptied a slab that is not the current one (the
+ * caller releases it, slab_release_empty).  Another thread's object past a
+ * full hand is SLAB_HAND_FULL, with its slab in *s (the caller's tail call
+ * of slab_hand_full sends it home).  SLAB_NOT_MINE (nothing done):
+ * slab_free decides.  Not the slab itself: the caller's test of a returned
+ * pointer cost two instructions, and a call in here its saved registers.
  *
  * The freer keeps another thread's object, as tcmalloc's and glibc's
  * thread caches do: its next malloc of the class gets it back while its
@@ -321,7 +326,19 @@ void slab_release_empty(struct slab *s);
  * owner) still go home the slow way, so that orphans empty and are
  * released instead of circulating through hands.
  */
-enum slab_hit { SLAB_NOT_MINE, SLAB_FREED, SLAB_HAND_FULL };
+enum slab_hit { SLAB_NOT_MINE, SLAB_FREED, SLAB_HAND_FULL, SLAB_EMPTIED };
+
+/* p, h's own object of s (not full: s->fast is h), marked free onto s's list past a full hand. */
+static inline enum slab_hit slab_list_own(struct slab_heap *h, struct slab *s, void *p)
+{
+	unsigned c = s->cls;
+
+	((uintptr_t *)p)[1] = s->mask; /* marked free */
+	slab_set_link(s, p, s->free);
+	s->free = p;
+	h->frees[c]++;
+	return unlikely(!--s->used && s != h->cur[c]) ? SLAB_EMPTIED : SLAB_FREED;
+}
 
 static inline enum slab_hit slab_free_hit(struct slab_heap *h, void *p, struct slab **s)
 {
@@ -340,8 +357,12 @@ static inline enum slab_hit slab_free_hit(struct slab_heap *h, void *p, struct s
 	atomic_signal_fence(memory_order_seq_cst); /* not reordered after the read */
 	if (((uintptr_t *)p)[1] == (*s)->mask)
 		return SLAB_NOT_MINE;
-	if (unlikely((n = h->nmag[c = (*s)->cls]) == SLAB_MAG))
+	if (unlikely((n = h->nmag[c = (*s)->cls]) == SLAB_MAG)) {
+		/* Only h changes a fast owner that is h (slab.c's publish): the load is stable. */
+		if (__atomic_load_n(&(*s)->fast, __ATOMIC_RELAXED) == h)
+			return slab_list_own(h, *s, p);
 		return SLAB_HAND_FULL;
+	}
 	((uintptr_t *)p)[1] = (*s)->mask; /* marked free */
 	h->mag[c][n] = p;
 	h->nmag[c] = n + 1;
