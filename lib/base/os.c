@@ -46,7 +46,7 @@
 static _Atomic uint64_t nr_mmap, nr_mprotect, nr_madvise, nr_mremap, nr_other; /* other: prctl, mbind */
 static atomic_bool guards; /* UVM_GUARD=1 and the kernel has not refused it */
 static atomic_bool filtered; /* a seccomp filter seen: no process_madvise, one madvise a range */
-static atomic_bool refused_release, refused_guard; /* process_madvise refused that advice: one madvise a range */
+static atomic_bool refused_release, refused_guard, refused_nohuge; /* process_madvise refused that advice: one madvise a range */
 
 static inline void count(_Atomic uint64_t *c) { atomic_fetch_add_explicit(c, 1, memory_order_relaxed); }
 
@@ -164,6 +164,8 @@ size_t os_release_ranges(const struct iovec *r, size_t n)
 	return calls;
 }
 
+size_t os_nohugepage_ranges(const struct iovec *r, size_t n) { return advise_ranges(r, n, MADV_NOHUGEPAGE, &refused_nohuge); }
+
 void *os_alloc_meta(size_t size)
 {
 	void *p;
@@ -195,17 +197,22 @@ int os_populate(uintptr_t addr, size_t size)
 	return madvise((void *)addr, size, MADV_POPULATE_WRITE) ? errno : 0;
 }
 
+int os_map_fresh(uintptr_t addr, size_t size)
+{
+	count(&nr_mmap);
+	if (mmap((void *)addr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) ==
+	    MAP_FAILED)
+		return errno;
+	return 0;
+}
+
 /* Plain anonymous pages over [addr, addr + size), as a committed part of a region has. */
 int os_remap_plain(uintptr_t addr, size_t size)
 {
-	void *p;
+	int err = os_map_fresh(addr, size);
 
-	count(&nr_mmap);
-	p = mmap((void *)addr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-	if (p == MAP_FAILED)
-		return errno;
 	/* The same VMA flags as the region around it, so the kernel can merge them again. */
-	return os_hugepage(addr, size, 0);
+	return err ? err : os_hugepage(addr, size, 0);
 }
 
 int os_remap_hugetlb(uintptr_t addr, size_t size)

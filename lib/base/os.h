@@ -52,6 +52,14 @@ struct iovec;
  * the madvise calls made (process_madvise counts as one).
  */
 size_t os_release_ranges(const struct iovec *r, size_t n);
+/* MADV_NOHUGEPAGE over the ranges r[0..n), batched as os_release_ranges batches; the calls made. */
+size_t os_nohugepage_ranges(const struct iovec *r, size_t n);
+/*
+ * Fresh empty anonymous pages over [addr, addr + size) (mmap MAP_FIXED),
+ * without the MADV_NOHUGEPAGE that makes the range merge with its region
+ * again: for a caller that batches those (os_nohugepage_ranges).
+ */
+int os_map_fresh(uintptr_t addr, size_t size);
 /* Give a hugetlb range back: plain, empty, MADV_NOHUGEPAGE pages as around it. */
 int os_remap_plain(uintptr_t addr, size_t size);
 /*

@@ -131,4 +131,4 @@ void huge_unback(struct vmap_area *va)
 	va->flags &= ~VA_HUGETLB;
 }
 
-void huge_reset_run(uintptr_t start, uintptr_t end) { os_hugepage(start, end - start, 0); }
+size_t huge_reset_runs(const struct iovec *r, size_t n) { return os_nohugepage_ranges(r, n); }

@@ -125,65 +125,87 @@ static void sort_by_address(struct list_head *head)
 
 /*
  * The runs a purge gives back, batched: one system call for up to
- * RUN_BATCH of them (os_release_ranges; the batch is on the stack of a
- * free, so 1 KiB).  Guard markers survive MADV_DONTNEED, so ranges going
- * back to the tree lose theirs too; huge ones lose MADV_HUGEPAGE once they
- * are given back.
+ * RUN_BATCH of them, and one more for the huge or newly mapped ones among
+ * them, which lose MADV_HUGEPAGE once their pages are given back (os_release_ranges,
+ * huge_reset_runs; the batch is on the stack of a free, so 1 KiB).  Guard
+ * markers survive MADV_DONTNEED, so ranges going back to the tree lose
+ * theirs too.
  */
-#define RUN_BATCH 64
+#define RUN_BATCH 32
 
 struct runs {
-	struct iovec r[RUN_BATCH];
-	size_t n, calls;
+	struct iovec r[RUN_BATCH], huge[RUN_BATCH];
+	size_t n, nhuge, calls;
 };
 
 static void runs_flush(struct runs *b)
 {
 	b->calls += os_release_ranges(b->r, b->n);
-	b->n = 0;
+	b->calls += huge_reset_runs(b->huge, b->nhuge);
+	b->n = b->nhuge = 0;
 }
 
-static void runs_add(struct runs *b, uintptr_t start, uintptr_t end, bool huge)
+/*
+ * A run of touching ranges into the batch.  One whose every area was
+ * mapped fresh (unback) has no pages and no guard markers to give back,
+ * only the MADV_NOHUGEPAGE that a new mapping lacks (allocwork large, whose
+ * blocks take pages by mremap: a purge made three calls for each before,
+ * now one mmap each and the batch's).
+ */
+static void runs_add(struct runs *b, uintptr_t start, uintptr_t end, bool huge, bool fresh)
 {
-	b->r[b->n++] = (struct iovec){ (void *)start, end - start };
-	if (huge || b->n == RUN_BATCH)
+	struct iovec run = { (void *)start, end - start };
+
+	if (!fresh)
+		b->r[b->n++] = run;
+	if (huge || fresh)
+		b->huge[b->nhuge++] = run;
+	if (b->n == RUN_BATCH || b->nhuge == RUN_BATCH)
 		runs_flush(b);
-	if (huge)
-		huge_reset_run(start, end);
 }
 
-/* Mappings of their own (hugetlb bodies, moved pages) become plain region again, so their VMAs merge back. */
-static void unback(struct vmap_area *va)
+/*
+ * Mappings of their own (hugetlb bodies, moved pages) become plain region
+ * again, so their VMAs merge back once the run loses MADV_HUGEPAGE (the
+ * batch's).  Whether va is a fresh mapping now, whole: a map that failed
+ * leaves its pages, which must still be given back (the free tree's memory
+ * reads as zero).
+ */
+static bool unback(struct vmap_area *va)
 {
+	bool fresh = false;
+
 	huge_unback(va);
 	if (va->flags & VA_MOVED) {
-		os_remap_plain(va->va_start, va_size(va));
+		fresh = os_map_fresh(va->va_start, va_size(va)) == 0;
 		va->flags &= ~VA_MOVED;
 	}
+	return fresh;
 }
 
 /* Give the pages of a sorted list back to the kernel, as runs of touching ranges; the madvise calls made. */
 static size_t release_runs(struct list_head *sorted)
 {
 	struct vmap_area *va;
-	struct runs b = { .n = 0, .calls = 0 };
+	struct runs b = { .n = 0, .nhuge = 0, .calls = 0 };
 	uintptr_t start = 0, end = 0;
-	bool huge = false;
+	bool huge = false, fresh = true;
 
 	list_for_each_entry(va, sorted, list) {
 		if (va->va_start != end) {
 			if (end)
-				runs_add(&b, start, end, huge);
+				runs_add(&b, start, end, huge, fresh);
 			start = va->va_start;
 			huge = false;
+			fresh = true;
 		}
-		unback(va);
+		fresh &= unback(va);
 		huge |= (va->flags & VA_HUGE) != 0;
 		end = va->va_end;
 		purge.purged_bytes += va_size(va);
 	}
 	if (end)
-		runs_add(&b, start, end, huge);
+		runs_add(&b, start, end, huge, fresh);
 	runs_flush(&b);
 	return b.calls;
 }
