@@ -112,24 +112,24 @@ static bool vector_allowed(atomic_bool *refused)
 
 /*
  * One process_madvise for the ranges r[0..n) (n <= IOV_MAX), on this
- * process (PIDFD_SELF_THREAD); the ranges it did not advise, or n when it
- * refused (a kernel before 6.14, or one whose process_madvise does not take
- * the advice), which turns it off for that advice for good.  The kernel advises the ranges in
- * order and stops at an error, so the bytes it reports are whole ranges,
- * and the first one left may be partly done, which advising again costs
- * nothing but the call.
+ * process (PIDFD_SELF_THREAD): the ranges it did not advise.  The kernel
+ * advises the ranges in order and stops at an error, so the bytes it
+ * reports are whole ranges, and the first one left may be partly done,
+ * which advising again costs nothing but the call.  An error before any
+ * range is the first range's (an mlocked one answers EINVAL), or a
+ * refusal of the call itself (before Linux 6.14, or a kernel whose
+ * process_madvise does not take the advice): advise_ranges tells them
+ * apart by the first range's own madvise.
  */
-static size_t advise_vector(const struct iovec *r, size_t n, int advice, atomic_bool *refused)
+static size_t advise_vector(const struct iovec *r, size_t n, int advice)
 {
 	ssize_t done;
 	size_t i = 0;
 
 	count(&nr_madvise);
 	done = syscall(SYS_process_madvise, PIDFD_SELF_THREAD, r, n, advice, 0);
-	if (done < 0) {
-		atomic_store_explicit(refused, true, memory_order_relaxed);
+	if (done < 0)
 		return n;
-	}
 	for (; i < n && (size_t)done >= r[i].iov_len; i++)
 		done -= (ssize_t)r[i].iov_len;
 	return n - i;
@@ -142,9 +142,17 @@ static size_t advise_ranges(const struct iovec *r, size_t n, int advice, atomic_
 	size_t calls = 0;
 
 	while (n > 1 && vector_allowed(refused)) {
-		size_t k = n < IOV_MAX ? n : IOV_MAX, left = advise_vector(r, k, advice, refused);
+		size_t k = n < IOV_MAX ? n : IOV_MAX, left = advise_vector(r, k, advice);
 
 		calls++;
+		if (left == k) {
+			/* Nothing done: a refusal of the call, for good, if the first range takes its madvise. */
+			count(&nr_madvise);
+			if (!madvise(r[0].iov_base, r[0].iov_len, advice))
+				atomic_store_explicit(refused, true, memory_order_relaxed);
+			calls++;
+			left--;
+		}
 		r += k - left;
 		n -= k - left;
 		if (left)

@@ -170,7 +170,11 @@ static void assert_range(const struct iovec *r, size_t i, bool released)
 	cr_assert_eq(p[r[i].iov_len], 0x5a, "the page after range %zu was given back too", i);
 }
 
-/* n ranges released: the madvise calls counted are those returned, and want. */
+/*
+ * n ranges released: the madvise calls counted are those returned, and
+ * want; want 0, at least n (a kernel that refuses the batch: one call
+ * each, and the refused one).
+ */
 static void release_counted(const struct iovec *r, size_t n, size_t want)
 {
 	struct uvm_stats before = { 0 }, after = { 0 };
@@ -181,8 +185,11 @@ static void release_counted(const struct iovec *r, size_t n, size_t want)
 	calls = os_release_ranges(r, n);
 	cr_assert_eq(errno, EXDEV, "a release changed errno");
 	os_stats(&after);
-	cr_assert_eq(calls, want);
-	cr_assert_eq(after.madvise_calls - before.madvise_calls, want);
+	cr_assert_eq(after.madvise_calls - before.madvise_calls, calls);
+	if (want)
+		cr_assert_eq(calls, want);
+	else
+		cr_assert_geq(calls, n);
 }
 
 Test(os, many_ranges_go_back_in_one_call)
@@ -191,7 +198,7 @@ Test(os, many_ranges_go_back_in_one_call)
 	struct iovec r[N];
 	uintptr_t base = written_ranges(r, N);
 
-	release_counted(r, N, kernel_batches_madvise() ? 1 : N);
+	release_counted(r, N, kernel_batches_madvise() ? 1 : 0);
 	for (size_t i = 0; i < N; i++)
 		assert_range(r, i, true);
 	os_unreserve(base, N * (RANGE_PAGES + 1) * UVM_PAGE_SIZE);
@@ -200,24 +207,31 @@ Test(os, many_ranges_go_back_in_one_call)
 /*
  * A range the kernel refuses (mlocked: MADV_DONTNEED answers EINVAL) stops
  * a batch where it is: the ranges after it go one by one, and batching
- * stays on for the next release.
+ * stays on for the next release, the refused range first in its batch too
+ * (the call's error is then that range's, not a refusal of the call).
  */
-Test(os, a_refused_range_leaves_the_others_released)
+static void release_around_locked(size_t locked)
 {
-	enum { N = 5, LOCKED = 2 };
+	enum { N = 5 };
 	struct iovec r[N];
 	uintptr_t base = written_ranges(r, N);
 	bool batches = kernel_batches_madvise();
 
 	/* The system call: AddressSanitizer's mlock interceptor locks nothing. */
-	cr_assert_eq(syscall(SYS_mlock, r[LOCKED].iov_base, r[LOCKED].iov_len), 0, "mlock: %s", strerror(errno));
-	release_counted(r, N, batches ? 1 + N - LOCKED : N);
+	cr_assert_eq(syscall(SYS_mlock, r[locked].iov_base, r[locked].iov_len), 0, "mlock: %s", strerror(errno));
+	release_counted(r, N, batches ? 1 + N - locked : 0);
 	for (size_t i = 0; i < N; i++)
-		assert_range(r, i, i != LOCKED);
-	syscall(SYS_munlock, r[LOCKED].iov_base, r[LOCKED].iov_len);
+		assert_range(r, i, i != locked);
+	syscall(SYS_munlock, r[locked].iov_base, r[locked].iov_len);
 	memset((void *)base, 0x5a, N * (RANGE_PAGES + 1) * UVM_PAGE_SIZE);
-	release_counted(r, N, batches ? 1 : N);
+	release_counted(r, N, batches ? 1 : 0);
 	os_unreserve(base, N * (RANGE_PAGES + 1) * UVM_PAGE_SIZE);
+}
+
+Test(os, a_refused_range_leaves_the_others_released)
+{
+	release_around_locked(2);
+	release_around_locked(0);
 }
 
 /* Under a seccomp filter (this one allows everything) no process_madvise is made: one madvise a range. */

@@ -218,7 +218,10 @@ Test(purge, separate_runs_go_back_in_one_call, .init = no_auto_purge)
 	uint64_t before = stats().madvise_calls;
 	rss = rss_bytes();
 	purge_now(1);
-	cr_assert_eq(stats().madvise_calls - before, kernel_batches_madvise() ? 1 : N);
+	if (kernel_batches_madvise())
+		cr_assert_eq(stats().madvise_calls - before, 1);
+	else
+		cr_assert_geq(stats().madvise_calls - before, N); /* one each, and the refused batch */
 	cr_assert_eq(stats().purged_bytes, N * 301 * 4096);
 	cr_assert_lt(rss_bytes(), rss - N * 280 * 4096, "the runs' pages were not all given back");
 	for (int i = 1; i < 2 * N; i += 2)
