@@ -3,7 +3,8 @@
  *
  * Userspace difference: the kernel's purge batches TLB flushes, here the
  * cost is the madvise syscall (and its TLB shootdown), so adjacent ranges,
- * from every node, are merged into one call.  A lazily freed area that goes
+ * from every node, are merged into runs, and the runs go back together in
+ * one process_madvise (os_release_ranges).  A lazily freed area that goes
  * to a pool is not madvised at all: the pool keeps it backed, so the next
  * allocation of its size reuses the pages with no syscall and no fault.  An
  * area leaves a pool backed-and-reusable only by decay, and then it is given
@@ -126,10 +127,10 @@ static void sort_by_address(struct list_head *head)
 /*
  * The runs a purge gives back, batched: one system call for up to
  * RUN_BATCH of them, and one more for the huge or newly mapped ones among
- * them, which lose MADV_HUGEPAGE once their pages are given back (os_release_ranges,
- * huge_reset_runs; the batch is on the stack of a free, so 1 KiB).  Guard
- * markers survive MADV_DONTNEED, so ranges going back to the tree lose
- * theirs too.
+ * them, which lose MADV_HUGEPAGE once their pages are given back
+ * (os_release_ranges, huge_reset_runs; the batch is on the stack of a
+ * free, so 1 KiB).  Guard markers survive MADV_DONTNEED, so ranges going
+ * back to the tree lose theirs too.
  */
 #define RUN_BATCH 32
 
