@@ -327,12 +327,16 @@ static uvm_noinline void free_list(void *p, struct heap *h, struct vmap_area *va
 		free_named("free", p);
 }
 
-/* Not the owner's small object (the caller has a heap and no snapshot is traced): the owner's area, else the slow way. */
-static uvm_noinline void free_area(void *p, struct heap *h)
+/*
+ * Not the owner's small object (the caller has a heap and no snapshot is
+ * traced), p in region r (NULL: in none): the owner's area, else the slow
+ * way.
+ */
+static uvm_noinline void free_area(void *p, struct heap *h, const struct region *r)
 {
 	struct vmap_area *va;
 
-	switch (area_free_own(h, (uintptr_t)p, &va)) {
+	switch (area_free_own_in(h, r, (uintptr_t)p, &va)) {
 	case AREA_FREED:
 		return;
 	case AREA_LIST:
@@ -366,10 +370,13 @@ void uvm_free(void *p)
 		case SLAB_EMPTIED:
 			slab_release_empty(s);
 			return;
+		case SLAB_AREA:
+			free_area(p, h, &uvm__regions[0]); /* the leaf's region test holds */
+			return;
 		case SLAB_NOT_MINE:
 			break;
 		}
-		free_area(p, h);
+		free_area(p, h, region_of((uintptr_t)p));
 		return;
 	}
 	free_named("free", p);

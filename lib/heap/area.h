@@ -130,14 +130,17 @@ static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node
 }
 
 /* The area in a busy tree that starts at addr (live or cached), or NULL. */
-static inline struct vmap_area *area_at(uintptr_t addr)
+/* The same, addr known to lie in region r (or r NULL: in none). */
+static inline struct vmap_area *area_at_in(const struct region *r, uintptr_t addr)
 {
-	struct region *r = addr & (UVM_PAGE_SIZE - 1) ? NULL : region_of(addr);
-	struct vmap_area *va = r ? atomic_load_explicit(region_slot(r, addr), memory_order_acquire) : NULL;
+	struct vmap_area *va = r && !(addr & (UVM_PAGE_SIZE - 1)) ? atomic_load_explicit(region_slot(r, addr), memory_order_acquire)
+								  : NULL;
 
 	/* A stale slot may name a recycled object: objects are never unmapped, so reading it is safe. */
 	return va && va->va_start == addr ? va : NULL;
 }
+
+static inline struct vmap_area *area_at(uintptr_t addr) { return area_at_in(addr & (UVM_PAGE_SIZE - 1) ? NULL : region_of(addr), addr); }
 
 /*
  * Push h's own area va, its live flag checked, onto its list (bin: a bin's)
@@ -178,11 +181,11 @@ static inline bool area_push_own(struct heap *h, struct vmap_area *va, bool bin)
  */
 enum area_hit { AREA_NOT_MINE, AREA_FREED, AREA_LIST };
 
-static inline enum area_hit area_free_own(struct heap *h, uintptr_t addr, struct vmap_area **va)
+static inline enum area_hit area_free_own_in(struct heap *h, const struct region *r, uintptr_t addr, struct vmap_area **va)
 {
 	uint32_t live;
 
-	*va = area_at(addr);
+	*va = area_at_in(r, addr);
 	/* A heap-less area never reads VA_LIVE_BIN or VA_LIVE_LIST: no test of h. */
 	if (!*va || (*va)->heap != h)
 		return AREA_NOT_MINE;
@@ -190,6 +193,11 @@ static inline enum area_hit area_free_own(struct heap *h, uintptr_t addr, struct
 	if (likely(live == VA_LIVE_BIN))
 		return area_push_own(h, *va, true) ? AREA_FREED : AREA_NOT_MINE;
 	return live == VA_LIVE_LIST ? AREA_LIST : AREA_NOT_MINE;
+}
+
+static inline enum area_hit area_free_own(struct heap *h, uintptr_t addr, struct vmap_area **va)
+{
+	return area_free_own_in(h, addr & (UVM_PAGE_SIZE - 1) ? NULL : region_of(addr), addr, va);
 }
 
 /* The owner's free of its own live area va of an order list, unless a cached neighbour follows it (pcp_put joins those): true if done. */

@@ -168,25 +168,6 @@ static inline struct slab *slab_at(const struct region *r, uintptr_t base)
 	return region_chunk(r, base);
 }
 
-/*
- * Whether p lies in a slab with a fast owner, for a free in line, that
- * slab into *s: the header of p's chunk names its owner there only while
- * the owner runs and the slab is not full (slab.c keeps it so), and a
- * chunk that is no slab has NULL, so a relaxed load and a test are
- * enough.  The first region only, with no loop over the others, whose
- * registers the leaf cannot afford; a pointer in a later region takes the
- * slow way, which finds its slab all the same.
- */
-static inline bool slab_fast(const void *p, struct slab **s)
-{
-	uintptr_t a = (uintptr_t)p;
-	const struct region *r = &uvm__regions[0];
-
-	if (a - r->base >= r->size)
-		return false;
-	*s = region_chunk(r, a);
-	return __atomic_load_n(&(*s)->fast, __ATOMIC_RELAXED) != NULL;
-}
 
 /* The slab that p lies in, or NULL: the page map must name a slab area at p's 64 KiB boundary. */
 static inline struct slab *slab_of(const void *p)
@@ -314,7 +295,9 @@ void slab_release_empty(struct slab *s);
  * caller releases it, slab_release_empty).  Another thread's object past a
  * full hand is SLAB_HAND_FULL, with its slab in *s (the caller's tail call
  * of slab_hand_full sends it home).  SLAB_NOT_MINE (nothing done):
- * slab_free decides.  Not the slab itself: the caller's test of a returned
+ * slab_free decides; SLAB_AREA the same, p known to lie in the first
+ * region in a chunk with no fast owner (an area's, most often: the
+ * caller's area free starts from that region).  Not the slab itself: the caller's test of a returned
  * pointer cost two instructions, and a call in here its saved registers.
  *
  * The freer keeps another thread's object, as tcmalloc's and glibc's
@@ -326,7 +309,7 @@ void slab_release_empty(struct slab *s);
  * owner) still go home the slow way, so that orphans empty and are
  * released instead of circulating through hands.
  */
-enum slab_hit { SLAB_NOT_MINE, SLAB_FREED, SLAB_HAND_FULL, SLAB_EMPTIED };
+enum slab_hit { SLAB_NOT_MINE, SLAB_AREA, SLAB_FREED, SLAB_HAND_FULL, SLAB_EMPTIED };
 
 /* p, h's own object of s (not full: s->fast is h), marked free onto s's list past a full hand. */
 static inline enum slab_hit slab_list_own(struct slab_heap *h, struct slab *s, void *p)
@@ -344,7 +327,23 @@ static inline enum slab_hit slab_free_hit(struct slab_heap *h, void *p, struct s
 {
 	unsigned c, n;
 
-	if (!slab_fast(p, s) || !slab_object(*s, p))
+	uintptr_t a = (uintptr_t)p;
+	const struct region *r = &uvm__regions[0];
+
+	/*
+	 * The header of p's chunk names a fast owner only while the owner runs
+	 * and the slab is not full (slab.c keeps it so), and a chunk that is no
+	 * slab has NULL, so a relaxed load and a test are enough.  The first
+	 * region only, with no loop over the others, whose registers the leaf
+	 * cannot afford: a pointer in a later region takes the slow way, which
+	 * finds its slab all the same.
+	 */
+	if (a - r->base >= r->size)
+		return SLAB_NOT_MINE;
+	*s = region_chunk(r, a);
+	if (!__atomic_load_n(&(*s)->fast, __ATOMIC_RELAXED))
+		return SLAB_AREA;
+	if (!slab_object(*s, p))
 		return SLAB_NOT_MINE;
 	/*
 	 * The first touch of p a write: the read of its mark on a page the
