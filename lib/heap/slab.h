@@ -297,8 +297,9 @@ void slab_release_empty(struct slab *s);
  * of slab_hand_full sends it home).  SLAB_NOT_MINE (nothing done):
  * slab_free decides; SLAB_AREA the same, p known to lie in the first
  * region in a chunk with no fast owner (an area's, most often: the
- * caller's area free starts from that region).  Not the slab itself: the caller's test of a returned
- * pointer cost two instructions, and a call in here its saved registers.
+ * caller's area free starts from that region).  Not the slab itself: the
+ * caller's test of a returned pointer cost two instructions, and a call in
+ * here its saved registers.
  *
  * The freer keeps another thread's object, as tcmalloc's and glibc's
  * thread caches do: its next malloc of the class gets it back while its
