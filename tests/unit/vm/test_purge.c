@@ -12,6 +12,7 @@
 #include "uvmalloc.h"
 #include "vnode.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -228,6 +229,32 @@ Test(purge, separate_runs_go_back_in_one_call, .init = no_auto_purge)
 		cr_assert_eq(p[i][0] + p[i][300 * 4096 - 1], 2, "a live area between the runs lost its bytes");
 	for (int i = 1; i < 2 * N; i += 2)
 		uvm_vfree(p[i]);
+	cr_assert_eq(arena_check(), 0);
+}
+
+/* More runs than a batch holds (IOV_MAX): one call a batch, every run given back. */
+Test(purge, more_runs_than_a_batch_take_a_call_a_batch, .init = no_auto_purge)
+{
+	enum { N = IOV_MAX + 100 };
+	static char *p[2 * N];
+
+	for (int i = 0; i < 2 * N; i++) {
+		p[i] = uvm_vmalloc(4096);
+		p[i][0] = 1;
+	}
+	for (int i = 0; i < 2 * N; i += 2)
+		uvm_vfree(p[i]);
+	uint64_t before = stats().madvise_calls, purged = stats().purged_bytes;
+	purge_now(1);
+	if (kernel_batches_madvise())
+		cr_assert_eq(stats().madvise_calls - before, 2);
+	else
+		cr_assert_geq(stats().madvise_calls - before, N);
+	cr_assert_geq(stats().purged_bytes - purged, (uint64_t)N * 2 * 4096);
+	for (int i = 1; i < 2 * N; i += 2) {
+		cr_assert_eq(p[i][0], 1, "a live area between the runs lost its byte");
+		uvm_vfree(p[i]);
+	}
 	cr_assert_eq(arena_check(), 0);
 }
 
