@@ -77,13 +77,7 @@ int os_commit(uintptr_t addr, size_t size)
 	return mprotect((void *)addr, size, PROT_READ | PROT_WRITE) ? ENOMEM : 0;
 }
 
-int os_release(uintptr_t addr, size_t size)
-{
-	count(&nr_madvise);
-	return madvise((void *)addr, size, MADV_DONTNEED) ? errno : 0;
-}
-
-/* The ranges r[0..n) advised one madvise each (the errors ignored, as the purge ignores os_release's); the calls. */
+/* The ranges r[0..n) advised one madvise each (the errors ignored: a purge has no one to tell); the calls. */
 static size_t advise_each(const struct iovec *r, size_t n, int advice)
 {
 	for (size_t i = 0; i < n; i++) {

@@ -17,8 +17,6 @@ int os_reserve(size_t size, uintptr_t *base);
 void os_unreserve(uintptr_t base, size_t size);
 /* Make [addr, addr + size) of a reservation readable and writable (no page is touched). */
 int os_commit(uintptr_t addr, size_t size);
-/* Give the pages of [addr, addr + size) back; the range reads as zeroes afterwards. */
-int os_release(uintptr_t addr, size_t size);
 /* Bytes of [addr, addr + size) (page aligned) that are resident now (mincore; no syscall counted: stats only). */
 size_t os_resident(uintptr_t addr, size_t size);
 /*
@@ -43,13 +41,14 @@ int os_populate(uintptr_t addr, size_t size);
 int os_remap_hugetlb(uintptr_t addr, size_t size);
 struct iovec;
 /*
- * Give the pages of the ranges r[0..n) back, and their guard markers, as
- * os_release and os_guard_remove do each range: one process_madvise per
- * IOV_MAX ranges (a whole purge in one system call, as the kernel's purge
- * flushes the TLB once for all its merged ranges), or one madvise each
- * where that call is refused (before Linux 6.14) or a seccomp filter is
- * installed (a prctl per batch asks, counted as the calls are).  Returns
- * the madvise calls made (process_madvise counts as one).
+ * Give the pages of the ranges r[0..n) back (they read as zeroes
+ * afterwards), and their guard markers (os_guard_remove): one
+ * process_madvise per IOV_MAX ranges (a whole purge in one system call, as
+ * the kernel's purge flushes the TLB once for all its merged ranges), or
+ * one madvise each where that call is refused (before Linux 6.14) or a
+ * seccomp filter is installed (a prctl per batch asks, counted as the
+ * calls are).  Returns the madvise calls made (process_madvise counts as
+ * one).
  */
 size_t os_release_ranges(const struct iovec *r, size_t n);
 /* MADV_NOHUGEPAGE over the ranges r[0..n), batched as os_release_ranges batches; the calls made. */

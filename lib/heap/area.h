@@ -129,8 +129,7 @@ static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node
 	return va;
 }
 
-/* The area in a busy tree that starts at addr (live or cached), or NULL. */
-/* The same, addr known to lie in region r (or r NULL: in none). */
+/* The area in a busy tree that starts at addr (live or cached), or NULL; addr lies in region r, or r is NULL: in none. */
 static inline struct vmap_area *area_at_in(const struct region *r, uintptr_t addr)
 {
 	struct vmap_area *va = r && !(addr & (UVM_PAGE_SIZE - 1)) ? atomic_load_explicit(region_slot(r, addr), memory_order_acquire)
@@ -140,6 +139,7 @@ static inline struct vmap_area *area_at_in(const struct region *r, uintptr_t add
 	return va && va->va_start == addr ? va : NULL;
 }
 
+/* The same, the region found; an unaligned addr skips the search (area_at_in's test of it is then folded away). */
 static inline struct vmap_area *area_at(uintptr_t addr) { return area_at_in(addr & (UVM_PAGE_SIZE - 1) ? NULL : region_of(addr), addr); }
 
 /*

@@ -130,5 +130,3 @@ void huge_unback(struct vmap_area *va)
 	os_remap_plain(start, end - start);
 	va->flags &= ~VA_HUGETLB;
 }
-
-size_t huge_reset_runs(const struct iovec *r, size_t n) { return os_nohugepage_ranges(r, n); }

@@ -29,9 +29,6 @@ void huge_back(struct vmap_area *va);
 void huge_body(const struct vmap_area *va, uintptr_t *start, uintptr_t *end);
 /* Before the pages of a run are given back: hugetlb bodies become plain pages again. */
 void huge_unback(struct vmap_area *va);
-struct iovec;
-/* After runs holding VA_HUGE areas were given back: the ranges lose MADV_HUGEPAGE, so their VMAs merge again; the calls made. */
-size_t huge_reset_runs(const struct iovec *r, size_t n);
 /* Hugetlb pages free in the pool for us (free minus reserved), from sysfs. */
 long huge_pool_free(void);
 

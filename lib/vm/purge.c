@@ -128,8 +128,8 @@ static void sort_by_address(struct list_head *head)
 /*
  * The runs a purge gives back, batched: one system call for up to
  * RUN_BATCH of them, and one more for the huge or newly mapped ones among
- * them, which lose MADV_HUGEPAGE once their pages are given back
- * (os_release_ranges, huge_reset_runs).  Guard markers survive
+ * them, which lose MADV_HUGEPAGE once their pages are given back, so that
+ * their VMAs merge again (os_release_ranges, os_nohugepage_ranges).  Guard markers survive
  * MADV_DONTNEED, so ranges going back to the tree lose theirs too.  The
  * batch is static, not on the stack of the free that purges: purges run
  * one at a time (purge.lock), and a fork waits for the one in flight.
@@ -139,15 +139,15 @@ static void sort_by_address(struct list_head *head)
 #define RUN_BATCH IOV_MAX
 
 static struct runs {
-	struct iovec r[RUN_BATCH], huge[RUN_BATCH];
-	size_t n, nhuge, calls;
+	struct iovec release[RUN_BATCH], nohuge[RUN_BATCH];
+	size_t n, nnohuge, calls;
 } batch;
 
 static void runs_flush(struct runs *b)
 {
-	b->calls += os_release_ranges(b->r, b->n);
-	b->calls += huge_reset_runs(b->huge, b->nhuge);
-	b->n = b->nhuge = 0;
+	b->calls += os_release_ranges(b->release, b->n);
+	b->calls += os_nohugepage_ranges(b->nohuge, b->nnohuge);
+	b->n = b->nnohuge = 0;
 }
 
 /*
@@ -162,10 +162,10 @@ static void runs_add(struct runs *b, uintptr_t start, uintptr_t end, bool huge, 
 	struct iovec run = { (void *)start, end - start };
 
 	if (!fresh)
-		b->r[b->n++] = run;
+		b->release[b->n++] = run;
 	if (huge || fresh)
-		b->huge[b->nhuge++] = run;
-	if (b->n == RUN_BATCH || b->nhuge == RUN_BATCH)
+		b->nohuge[b->nnohuge++] = run;
+	if (b->n == RUN_BATCH || b->nnohuge == RUN_BATCH)
 		runs_flush(b);
 }
 
@@ -196,7 +196,7 @@ static size_t release_runs(struct list_head *sorted)
 	uintptr_t start = 0, end = 0;
 	bool huge = false, fresh = true;
 
-	b->n = b->nhuge = b->calls = 0;
+	b->n = b->nnohuge = b->calls = 0;
 
 	list_for_each_entry(va, sorted, list) {
 		if (va->va_start != end) {

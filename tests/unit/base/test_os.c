@@ -67,7 +67,7 @@ Test(os, a_release_gives_pages_back_and_reads_as_zero)
 	cr_assert_eq(os_reserve(16 * MIB, &base), 0);
 	cr_assert_eq(os_commit(base, 16 * MIB), 0);
 	memset((void *)base, 0x5a, 8 * MIB);
-	cr_assert_eq(os_release(base, 8 * MIB), 0);
+	cr_assert_eq(os_release_ranges(&(struct iovec){ (void *)base, 8 * MIB }, 1), 1);
 	cr_assert_eq(os_resident(base, 8 * MIB), 0);
 	for (size_t i = 0; i < 8 * MIB; i += UVM_PAGE_SIZE)
 		cr_assert_eq(((char *)base)[i], 0, "released page at +%zu reads %d", i, ((char *)base)[i]);
@@ -135,7 +135,7 @@ Test(os, calls_are_counted_by_kind)
 	os_stats(&before);
 	cr_assert_eq(os_reserve(8 * MIB, &base), 0);
 	cr_assert_eq(os_commit(base, 8 * MIB), 0);
-	cr_assert_eq(os_release(base, MIB), 0);
+	cr_assert_eq(os_release_ranges(&(struct iovec){ (void *)base, MIB }, 1), 1);
 	os_stats(&after);
 	cr_assert_eq(after.mmap_calls - before.mmap_calls, 1);
 	cr_assert_eq(after.mprotect_calls - before.mprotect_calls, 1);
