@@ -25,7 +25,11 @@
  * 3: a thread cache's bins count their in-line hits and frees in the lists (pcp_list_pops, and
  *    pcp_list_cap less pcp_list_left), no longer in pcp_hits and pcp_frees.
  */
-#define UVM_DESCRIPTOR_VERSION 3
+/*
+ * 4: a slab of objects of slab_map_size bytes or more keeps a bitmap of other threads' frees in its
+ *    remote word (their count is its bits set), not a count above remote_shift.
+ */
+#define UVM_DESCRIPTOR_VERSION 4
 
 struct uvm_descriptor {
 	char magic[8];          /* UVM_DESCRIPTOR_MAGIC, NUL-terminated */
@@ -116,6 +120,9 @@ struct uvm_descriptor {
 	 */
 	uint64_t pcp_nodes, pcp_nr_nodes, pcp_node_size, pcp_node_lists, pcp_lists_per_node, pcp_list_size;
 	uint64_t pcp_list_pops, pcp_list_cap, pcp_list_left;
+
+	/* Appended in version 4: the smallest object size whose slabs' remote words are bitmaps (0: none). */
+	uint64_t slab_map_size;
 };
 
 #endif

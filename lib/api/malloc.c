@@ -364,8 +364,8 @@ void uvm_free(void *p)
 		switch (slab_free_hit(&h->slab, p, &s)) {
 		case SLAB_FREED:
 			return;
-		case SLAB_HAND_FULL:
-			slab_hand_full(&h->slab, s, p);
+		case SLAB_SEND_HOME:
+			slab_send_home(&h->slab, s, p);
 			return;
 		case SLAB_EMPTIED:
 			slab_release_empty(s);

@@ -15,7 +15,9 @@
  * Double frees are caught as glibc's tcache does: a freed object carries a
  * key in its second word (its slab's mask, made from a random per-process
  * key); a free that finds the key walks the slab's free lists and the
- * threads' hands to be sure before it aborts.
+ * threads' hands to be sure before it aborts.  The map classes (1 KiB and
+ * up, slab.h) keep bitmaps in the header instead: a set bit is a double
+ * free, and no freed object is written.
  */
 #include "slab.h"
 
@@ -64,13 +66,35 @@ void slab_corrupt(const struct slab *s, const char *what, const void *where)
 	abort();
 }
 
-/* Before a slow path trusts a header: its mask, then its list heads (no write past a block reaches it, a wild one may). */
+/* The bits of a map class's objects that were carved (the others are never free). */
+static uintptr_t carved_bits(const struct slab *s) { return s->carved >= 64 ? ~(uintptr_t)0 : slab_bit(s->carved) - 1; }
+
+/* Whether s's free state names only its objects: its list heads (link classes), its maps' bits (map classes). */
+static bool free_state_ok(const struct slab *s)
+{
+	uintptr_t r = atomic_load_explicit(&s->remote, memory_order_relaxed);
+
+	if (slab_map_class(s->cls))
+		return !((s->map | r) & ~carved_bits(s));
+	return slab_link_ok(s, s->free) && slab_link_ok(s, slab_remote_head(r));
+}
+
+/* Before a slow path trusts a header: its mask, then its free state (no write past a block reaches it, a wild one may). */
 static void check_header(const struct slab *s)
 {
-	if (s->mask != mask_of(s) ||
-	    !slab_link_ok(s, s->free) ||
-	    !slab_link_ok(s, slab_remote_head(atomic_load_explicit(&s->remote, memory_order_relaxed))))
+	if (s->mask != mask_of(s) || !free_state_ok(s))
 		slab_corrupt(s, "header", s);
+}
+
+/* p, an object of s, freed a second time (a map class's bit was set already). */
+static __attribute__((noreturn, cold)) void double_free(const void *p)
+{
+	char msg[128];
+	int n = snprintf(msg, sizeof(msg), "uvmalloc: free(): invalid pointer %p (freed already)\n", p);
+
+	if (n > 0 && write(2, msg, (size_t)n) < 0)
+		abort();
+	abort();
 }
 
 static struct {
@@ -170,6 +194,7 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	atomic_store_explicit(&s->owner, h, memory_order_relaxed);
 	atomic_store_explicit(&s->remote, 0, memory_order_relaxed);
 	s->free = NULL;
+	s->map = 0;
 	s->orphan = 0;
 	s->life = atomic_fetch_add_explicit(&sl.lives, 1, memory_order_relaxed);
 	s->mask = mask_of(s);
@@ -215,6 +240,18 @@ void slab_release_empty(struct slab *s)
 }
 
 /*
+ * A map class's remote frees into its map.  A bit in both was freed twice,
+ * by the owner and by another thread at once (each tests the other's bit
+ * first, but the two tests can pass together).
+ */
+static void collect_map(struct slab *s, uintptr_t r)
+{
+	if (unlikely(r & s->map))
+		double_free((void *)(s->base + (size_t)__builtin_ctzl(r & s->map) * s->size));
+	__atomic_store_n(&s->map, s->map | r, __ATOMIC_RELAXED);
+}
+
+/*
  * Move the remote frees onto the local list: onto an empty one (the slow
  * path's case) as they are, with no walk, so no remotely freed object is
  * touched before it is handed out again; onto a non-empty one (a thread's
@@ -226,7 +263,11 @@ static void collect(struct slab *s)
 	void *head = slab_remote_head(r), *tail = head, *next;
 
 	check_header(s);
-	s->used -= slab_remote_count(r);
+	s->used -= slab_remote_count(s, r);
+	if (slab_map_class(s->cls)) {
+		collect_map(s, r);
+		return;
+	}
 	if (!head)
 		return;
 	if (s->free) {
@@ -240,11 +281,14 @@ static void collect(struct slab *s)
 	s->free = head;
 }
 
+/* Whether s has freed objects to hand out: on its list, or in its map (a map class's list is always empty, a link class's map). */
+static bool has_free(const struct slab *s) { return s->free || s->map; }
+
 static bool has_room(struct slab *s)
 {
-	if (!s->free && atomic_load_explicit(&s->remote, memory_order_relaxed))
+	if (!has_free(s) && atomic_load_explicit(&s->remote, memory_order_relaxed))
 		collect(s);
-	return s->free || s->carved < s->room;
+	return has_free(s) || s->carved < s->room;
 }
 
 /* ------------------------------------------------------------ heaps */
@@ -259,7 +303,7 @@ static void release_orphan(struct slab *s)
 	bool empty;
 
 	uvm_lock(&sl.lock);
-	empty = s->orphan && slab_remote_count(atomic_load_explicit(&s->remote, memory_order_acquire)) == s->used;
+	empty = s->orphan && slab_remote_count(s, atomic_load_explicit(&s->remote, memory_order_acquire)) == s->used;
 	if (empty) {
 		list_del(&s->link);
 		s->orphan = 0;
@@ -307,7 +351,7 @@ void slab_heap_exit(struct slab_heap *h)
 			atomic_fetch_add_explicit(&sl.nr_orphans[c], 1, memory_order_relaxed);
 			uvm_unlock(&sl.lock);
 			/* Its last remote free may have come before it was an orphan, and found none to release. */
-			if (slab_remote_count(atomic_load_explicit(&s->remote, memory_order_acquire)) ==
+			if (slab_remote_count(s, atomic_load_explicit(&s->remote, memory_order_acquire)) ==
 			    __atomic_load_n(&s->orphan_used, __ATOMIC_RELAXED))
 				release_orphan(s);
 		}
@@ -413,6 +457,9 @@ static struct slab *refill(struct slab_heap *h, unsigned c)
 	return s;
 }
 
+/* A free object of s (its list or map not empty), taken. */
+static void *take(struct slab *s) { return slab_map_class(s->cls) ? slab_map_take(s) : slab_pop(s); }
+
 /* Past the current slab's end (the hits pop and carve in line): another slab with room, then its object. */
 static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
 {
@@ -435,7 +482,7 @@ static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
 		trace_snapshot();
 	}
 	check_header(s);
-	return s->free ? slab_pop(s) : slab_bump(h, s);
+	return has_free(s) ? take(s) : slab_bump(h, s);
 }
 
 static void *alloc_in(struct slab_heap *h, unsigned c)
@@ -445,7 +492,7 @@ static void *alloc_in(struct slab_heap *h, unsigned c)
 
 	if (h->nmag[c])
 		return slab_hand_pop(h, c);
-	p = likely(s && s->free) ? slab_pop(s) : alloc_slow(h, c);
+	p = likely(s && has_free(s)) ? take(s) : alloc_slow(h, c);
 
 	if (!p)
 		return NULL;
@@ -536,16 +583,37 @@ static bool already_free(struct slab *s, const void *p)
 	       on_list(s, p, slab_remote_head(atomic_load_explicit(&s->remote, memory_order_acquire))) || in_hand(s, p);
 }
 
-/* Push p onto s's remote list with one CAS; the list's count after it. */
+/*
+ * A map class's p into s's remote bitmap with one atomic or; the objects
+ * on it after.  Its bit set there, or in the owner's map, is a double free.
+ * The owner's map is read racily: a bit the owner cleared by handing p out
+ * again was cleared before p reached this thread.
+ */
+static unsigned free_remote_map(struct slab *s, const void *p)
+{
+	uintptr_t bit = slab_bit(slab_index(s, p)), old;
+
+	if (__atomic_load_n(&s->map, __ATOMIC_RELAXED) & bit)
+		double_free(p);
+	old = atomic_fetch_or_explicit(&s->remote, bit, memory_order_release);
+	if (old & bit)
+		double_free(p);
+	return (unsigned)__builtin_popcountl(old | bit);
+}
+
+/* Push p onto s's remote list with one CAS (a map class's: its bit); the list's count after it. */
 static unsigned free_remote(struct slab *s, void *p)
 {
-	uintptr_t old = atomic_load_explicit(&s->remote, memory_order_relaxed), new;
+	uintptr_t old, new;
 
+	if (slab_map_class(s->cls))
+		return free_remote_map(s, p);
+	old = atomic_load_explicit(&s->remote, memory_order_relaxed);
 	do {
 		slab_set_link(s, p, slab_remote_head(old));
 		new = ((old >> SLAB_REMOTE_SHIFT) + 1) << SLAB_REMOTE_SHIFT | (uintptr_t)p;
 	} while (!atomic_compare_exchange_weak_explicit(&s->remote, &old, new, memory_order_release, memory_order_relaxed));
-	return slab_remote_count(new);
+	return slab_remote_count(s, new);
 }
 
 /* p, freed, home to its slab s of another thread (or an orphan): its remote list, and s released if that emptied an orphan. */
@@ -563,11 +631,15 @@ static void send_home(struct slab *s, void *p)
 		release_orphan(s); /* under the orphan lock, which finds out whether s is still the orphan */
 }
 
-/* p (marked free, counted freed) onto its slab s's local list (s checked), and what that changes of s's state. */
+/* p (marked free, counted freed) onto its slab s's local list or map (s checked), and what that changes of s's state. */
 static void list_local(struct slab_heap *h, struct slab *s, void *p)
 {
-	slab_set_link(s, p, s->free);
-	s->free = p;
+	if (slab_map_class(s->cls)) {
+		__atomic_store_n(&s->map, s->map | slab_bit(slab_index(s, p)), __ATOMIC_RELAXED);
+	} else {
+		slab_set_link(s, p, s->free);
+		s->free = p;
+	}
 	s->used--;
 	if (s->full) {
 		list_del(&s->link);
@@ -604,30 +676,32 @@ static void hand_flush(struct slab_heap *h, unsigned c)
 }
 
 /*
- * The free of another running thread's object into a full hand: home, as
- * the owner's own goes onto its slab's list (slab_list_own).  Making room
+ * The free of another running thread's object into a full hand (or of a
+ * map class's, which keeps no hand): home, as the owner's own goes onto
+ * its slab's list (slab_list_own).  Making room
  * for it instead (the hand's older half onto their lists, the rest moved
  * down) cost allocwork refill, whose deletes of two thirds of its values
  * overflow every hand, 9 % more instructions (170 M against 156 M); after
  * such a burst the hand still holds 16 recent objects, and the slabs'
  * lists the rest, newest first.
  */
-void slab_hand_full(struct slab_heap *h, struct slab *s, void *p)
+void slab_send_home(struct slab_heap *h, struct slab *s, void *p)
 {
 	unsigned c = s->cls; /* read before the push, after which s may be released (send_home) */
 
-	((uintptr_t *)p)[1] = s->mask;
+	if (!slab_map_class(c))
+		((uintptr_t *)p)[1] = s->mask;
 	send_home(s, p);
 	h->frees[c]++;
 }
 
-/* The owner's free (slab_free's way) of p, marked free: into its hand unless that is full or s is (list moves). */
+/* The owner's free (slab_free's way) of p, marked free: into its hand unless that is full, s is (list moves) or keeps a map. */
 static void free_local(struct slab_heap *h, struct slab *s, void *p)
 {
 	unsigned c = s->cls;
 
 	h->frees[c]++;
-	if (s->full || h->nmag[c] == SLAB_MAG) {
+	if (s->full || h->nmag[c] == SLAB_MAG || slab_map_class(c)) {
 		check_header(s);
 		list_local(h, s, p); /* a full slab goes back to the partial list */
 	} else {
@@ -643,8 +717,13 @@ static enum slab_ptr check(const void *p, struct slab **out)
 		return SLAB_NONE;
 	if (!slab_object(s, p))
 		return SLAB_BAD;
-	if (((const uintptr_t *)p)[1] == s->mask && already_free(s, p))
+	if (slab_map_class(s->cls)) {
+		if ((__atomic_load_n(&s->map, __ATOMIC_RELAXED) | atomic_load_explicit(&s->remote, memory_order_relaxed)) &
+		    slab_bit(slab_index(s, p)))
+			return SLAB_BAD;
+	} else if (((const uintptr_t *)p)[1] == s->mask && already_free(s, p)) {
 		return SLAB_BAD;
+	}
 	*out = s;
 	return SLAB_LIVE;
 }
@@ -668,7 +747,8 @@ enum slab_ptr slab_free(void *p)
 
 	if (what != SLAB_LIVE)
 		return what;
-	((uintptr_t *)p)[1] = s->mask;
+	if (!slab_map_class(s->cls))
+		((uintptr_t *)p)[1] = s->mask;
 	if (h && atomic_load_explicit(&s->owner, memory_order_relaxed) == h) {
 		free_local(h, s, p);
 		trace_snapshot(); /* a phase that only frees still sends snapshots */
@@ -712,7 +792,7 @@ static void frag_slab(struct uvm_frag *f, const struct slab *s, const struct sla
 {
 	struct uvm_frag_class *k = &f->classes[s->cls];
 	uint64_t objs = s->room, carved = __atomic_load_n(&s->carved, __ATOMIC_RELAXED);
-	uint64_t remote = slab_remote_count(atomic_load_explicit(&s->remote, memory_order_relaxed)) + in_hand_of(h, s);
+	uint64_t remote = slab_remote_count(s, atomic_load_explicit(&s->remote, memory_order_relaxed)) + in_hand_of(h, s);
 	uint64_t live = s->used > remote ? s->used - remote : 0;
 
 	k->slabs++;
@@ -839,6 +919,7 @@ void slab_describe(struct uvm_descriptor *d)
 	d->slab_objsize = offsetof(struct slab, size);
 	d->slab_remote = offsetof(struct slab, remote);
 	d->slab_remote_shift = SLAB_REMOTE_SHIFT;
+	d->slab_map_size = class_size(SLAB_MAP_FIRST);
 	d->region_chunks = offsetof(struct region, chunks);
 	d->chunk_shift = ARENA_CHUNK_SHIFT;
 	d->chunk_bytes = ARENA_CHUNK_BYTES;

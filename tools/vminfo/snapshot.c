@@ -613,7 +613,9 @@ static void read_slab(const struct target *t, struct snapshot *s, const struct a
 		return;
 	}
 	objs = room;
-	pending = (remote >> d->slab_remote_shift) + in_hand(s, a->start, a->start + d->slab_size);
+	pending = (d->slab_map_size && size >= d->slab_map_size ? (uint64_t)__builtin_popcountll(remote)
+								 : remote >> d->slab_remote_shift) +
+		  in_hand(s, a->start, a->start + d->slab_size);
 	live = used > pending ? used - pending : 0;
 	if (live > carved)
 		live = carved;

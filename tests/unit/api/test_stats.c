@@ -23,7 +23,7 @@ static void *work(void *arg)
 	int me = (int)(intptr_t)arg, next = (me + 1) % THREADS;
 
 	for (int i = 0; i < BLOCKS; i++) {
-		size_t size = i % 5 ? (size_t)(i * 37 % 3000) + 1 : (size_t)(i % 7 + 1) * 4096;
+		size_t size = i % 5 ? (size_t)(i * 37 % 3000) + 1 : (size_t)(i % 7 + 3) * 4096; /* areas: above UVM_SLAB_MAX */
 
 		exchange[me][i] = uvm_malloc(size);
 		memset(exchange[me][i], me, size < 64 ? size : 64);

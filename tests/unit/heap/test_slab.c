@@ -37,7 +37,7 @@ static struct uvm_stats stats(void)
 Test(slab, classes_fit_sizes)
 {
 	uvm_free(uvm_malloc(1)); /* slab_max() is read at set-up */
-	cr_assert_eq(slab_max(), 3584);
+	cr_assert_eq(slab_max(), 8192);
 	for (size_t size = 1; size <= SLAB_OBJ_MAX; size++) {
 		void *p = slab_alloc(size, 16);
 		size_t got = uvm_malloc_usable_size(p);
@@ -156,6 +156,40 @@ Test(slab, free_of_never_written_objects_faults_once_a_page)
 	/* Twice as many without; half as many again allows a sanitizer's shadow pages (ASan: 75 for 64). */
 	cr_assert_leq(after.ru_minflt - before.ru_minflt, fresh * 3 / 2, "%ld faults freeing objects on %ld fresh pages",
 		      after.ru_minflt - before.ru_minflt, fresh);
+}
+
+/*
+ * The classes of a page and more keep their free state in the header
+ * (slab_map_class): freeing objects the program never wrote faults none
+ * of their pages in, and the owner gets them back, lowest first.
+ */
+Test(slab, map_classes_never_write_freed_objects)
+{
+	enum { N = 64 };
+	static char *p[N];
+	unsigned char vec[2];
+	struct rusage before, after;
+
+	for (int i = 0; i < N; i++) {
+		p[i] = uvm_malloc(8000);
+		cr_assert_eq(slab_check(p[i], &(size_t){ 0 }), SLAB_LIVE, "8000 bytes are a slab object");
+	}
+	getrusage(RUSAGE_THREAD, &before);
+	for (int i = 0; i < N; i++)
+		uvm_free(p[i]);
+	getrusage(RUSAGE_THREAD, &after);
+	cr_assert_leq(after.ru_minflt - before.ru_minflt, 4, "%ld faults freeing %d never-written objects",
+		      after.ru_minflt - before.ru_minflt, N);
+	for (int i = 1; i < N; i++) { /* the first slab's may have been kept (the current one), the others released */
+		cr_assert_eq(mincore((void *)((uintptr_t)p[i] & ~(uintptr_t)4095), 8192, vec), 0);
+		cr_assert_eq((vec[0] | vec[1]) & 1, 0, "the free of %p wrote into it", (void *)p[i]);
+	}
+	for (int i = 0; i < 8; i++)
+		p[i] = uvm_malloc(8000);
+	for (int i = 1; i < 8; i++)
+		cr_assert_gt((uintptr_t)p[i], (uintptr_t)p[i - 1], "a slab's lowest free object first");
+	for (int i = 0; i < 8; i++)
+		uvm_free(p[i]);
 }
 
 #define XN 5000
@@ -446,8 +480,52 @@ static void double_free_across_threads(void *arg)
 	uvm_free(p);
 }
 
+/* A map class's object (a page or more) freed twice by its owner: its bit is set already. */
+static void map_double_free(void *arg)
+{
+	void *volatile p = uvm_malloc(4096);
+
+	(void)arg;
+	uvm_free(p);
+	uvm_free(p);
+}
+
+/* Freed by the owner, or by another thread: the second free sees the first's bit. */
+static void *free_one(void *p)
+{
+	uvm_free(p);
+	return NULL;
+}
+
+/* Freed by another thread (its remote bit), then by the owner. */
+static void map_double_free_across_threads(void *arg)
+{
+	void *p = uvm_malloc(6000);
+	pthread_t t;
+
+	(void)arg;
+	if (pthread_create(&t, NULL, free_one, p) || pthread_join(t, NULL))
+		return;
+	uvm_free(p);
+}
+
+/* Freed by the owner, then by another thread. */
+static void map_remote_double_free(void *arg)
+{
+	void *p = uvm_malloc(8192);
+	pthread_t t;
+
+	(void)arg;
+	uvm_free(p);
+	if (pthread_create(&t, NULL, free_one, p) || pthread_join(t, NULL))
+		return;
+}
+
 Test(slab, bad_frees_abort_naming_the_pointer)
 {
+	expect_death(map_double_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
+	expect_death(map_double_free_across_threads, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
+	expect_death(map_remote_double_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(double_free_across_threads, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(realloc_after_free, NULL, SIGABRT, "uvmalloc: realloc(): invalid pointer 0x");
 	expect_death(usable_size_after_free, NULL, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
