@@ -613,7 +613,7 @@ static unsigned free_remote(struct slab *s, void *p)
 		slab_set_link(s, p, slab_remote_head(old));
 		new = ((old >> SLAB_REMOTE_SHIFT) + 1) << SLAB_REMOTE_SHIFT | (uintptr_t)p;
 	} while (!atomic_compare_exchange_weak_explicit(&s->remote, &old, new, memory_order_release, memory_order_relaxed));
-	return slab_remote_count(s, new);
+	return (unsigned)(new >> SLAB_REMOTE_SHIFT); /* not slab_remote_count: s may be another slab already */
 }
 
 /* p, freed, home to its slab s of another thread (or an orphan): its remote list, and s released if that emptied an orphan. */

@@ -386,11 +386,12 @@ static inline enum slab_hit slab_list_own(struct slab_heap *h, struct slab *s, v
  */
 static inline enum slab_hit slab_map_free(struct slab_heap *h, struct slab *s, uint32_t i)
 {
-	uintptr_t m = s->map, bit = slab_bit(i);
+	uintptr_t m, bit = slab_bit(i);
 	unsigned c = s->cls;
 
 	if (__atomic_load_n(&s->fast, __ATOMIC_RELAXED) != h)
 		return SLAB_SEND_HOME;
+	m = s->map; /* the owner's: read only once h knows it is */
 	if (unlikely((m | atomic_load_explicit(&s->remote, memory_order_relaxed)) & bit))
 		return SLAB_NOT_MINE; /* freed already, here or by another thread */
 	__atomic_store_n(&s->map, m | bit, __ATOMIC_RELAXED);
