@@ -53,7 +53,10 @@ static void *swap(void *arg)
 
 	wait_go();
 	for (int i = 0; i < SWAPS; i++) {
-		size_t size = rand_r(&seed) % 50 ? 16 + (size_t)(rand_r(&seed) % 2000) : 3000 + (size_t)(rand_r(&seed) % 70000);
+		unsigned kind = (unsigned)rand_r(&seed) % 50;
+		/* Link classes mostly; the map classes (4-8 KiB, whose free state is in the header) and areas one in 25 each. */
+		size_t size = kind > 1 ? 16 + (size_t)(rand_r(&seed) % 2000)
+				       : kind ? 4000 + (size_t)(rand_r(&seed) % 4000) : 9000 + (size_t)(rand_r(&seed) % 64000);
 
 		uvm_free(atomic_exchange(&slots[rand_r(&seed) % SLOTS], uvm_malloc(size)));
 	}

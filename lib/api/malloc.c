@@ -370,6 +370,9 @@ void uvm_free(void *p)
 		case SLAB_EMPTIED:
 			slab_release_empty(s);
 			return;
+		case SLAB_MAP:
+			slab_map_free(&h->slab, s, p);
+			return;
 		case SLAB_AREA:
 			free_area(p, h, &uvm__regions[0]); /* the leaf's region test holds */
 			return;

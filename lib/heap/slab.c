@@ -150,16 +150,18 @@ static unsigned class_for(size_t size, size_t align)
 /* ------------------------------------------------------------- slabs */
 
 /*
- * s's fast owner (slab_owned): its owner while it has one and is not full,
- * else NULL.  Rewritten on every change of either, which only slow paths
- * make; the owner's free then needs neither the page map nor the other
- * fields to know the slab is its own and takes frees in line.
+ * s's fast owner (slab_owned): its owner while it has one and is not full
+ * (a map class's, full or not), else NULL.  Rewritten on every change of
+ * either, which only slow paths make; the owner's free then needs neither
+ * the page map nor the other fields to know the slab is its own and takes
+ * frees in line, or a map class's in slab_map_free, which moves a full
+ * slab back to the partial list itself.
  */
 static void publish(struct slab *s)
 {
 	struct slab_heap *h = atomic_load_explicit(&s->owner, memory_order_relaxed);
 
-	__atomic_store_n(&s->fast, h && !s->full ? h : NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->fast, h && (!s->full || slab_map_class(s->cls)) ? h : NULL, __ATOMIC_RELAXED);
 }
 
 static void set_full(struct slab *s, unsigned full)
@@ -631,6 +633,18 @@ static void send_home(struct slab *s, void *p)
 		release_orphan(s); /* under the orphan lock, which finds out whether s is still the orphan */
 }
 
+/* What a free into h's slab s changes of s's state, its used count already lowered: a full slab has room, an empty one goes. */
+static void freed_into(struct slab_heap *h, struct slab *s)
+{
+	if (s->full) {
+		list_del(&s->link);
+		list_add(&s->link, &h->partial[s->cls]);
+		set_full(s, 0);
+	}
+	if (slab_emptied(h, s))
+		slab_release_empty(s);
+}
+
 /* p (marked free, counted freed) onto its slab s's local list or map (s checked), and what that changes of s's state. */
 static void list_local(struct slab_heap *h, struct slab *s, void *p)
 {
@@ -641,13 +655,7 @@ static void list_local(struct slab_heap *h, struct slab *s, void *p)
 		s->free = p;
 	}
 	s->used--;
-	if (s->full) {
-		list_del(&s->link);
-		list_add(&s->link, &h->partial[s->cls]);
-		set_full(s, 0);
-	}
-	if (slab_emptied(h, s))
-		slab_release_empty(s);
+	freed_into(h, s);
 }
 
 /* p (marked free, counted freed) out of h's hands: onto its slab s's list if h owns s, else home. */
@@ -685,7 +693,7 @@ static void hand_flush(struct slab_heap *h, unsigned c)
  * such a burst the hand still holds 16 recent objects, and the slabs'
  * lists the rest, newest first.
  */
-void slab_send_home(struct slab_heap *h, struct slab *s, void *p)
+uvm_noinline void slab_send_home(struct slab_heap *h, struct slab *s, void *p)
 {
 	unsigned c = s->cls; /* read before the push, after which s may be released (send_home) */
 
@@ -693,6 +701,24 @@ void slab_send_home(struct slab_heap *h, struct slab *s, void *p)
 		((uintptr_t *)p)[1] = s->mask;
 	send_home(s, p);
 	h->frees[c]++;
+}
+
+void slab_map_free(struct slab_heap *h, struct slab *s, void *p)
+{
+	uintptr_t bit = slab_bit(slab_index(s, p)), m;
+	unsigned c = s->cls;
+
+	if (__atomic_load_n(&s->fast, __ATOMIC_RELAXED) != h) {
+		slab_send_home(h, s, p);
+		return;
+	}
+	m = s->map; /* the owner's: read only once h knows it is */
+	if (unlikely((m | atomic_load_explicit(&s->remote, memory_order_relaxed)) & bit))
+		double_free(p); /* freed already, here or by another thread: the bits are exact */
+	__atomic_store_n(&s->map, m | bit, __ATOMIC_RELAXED);
+	h->frees[c]++;
+	if (unlikely(!--s->used || s->full))
+		freed_into(h, s);
 }
 
 /* The owner's free (slab_free's way) of p, marked free: into its hand unless that is full, s is (list moves) or keeps a map. */

@@ -81,7 +81,7 @@ static inline void *slab_remote_head(uintptr_t r) { return (void *)(r & (((uintp
  * the second, so they do not take the owner's line away.
  */
 struct slab {
-	struct slab_heap *fast;          /* the owner while the slab is its owner's and not full, else NULL: slab_owned */
+	struct slab_heap *fast;          /* the owner while the slab is its owner's and not full (a map class's: full too), else NULL: publish */
 	void *free;                      /* local free list, the owner's (a map class's: NULL) */
 	uintptr_t mask;                  /* from the key, the slab and its life: links are stored xor it (safe-linking), a freed object's second word holds it */
 	uintptr_t base;                  /* the slab's memory: SLAB_SIZE bytes of objects, the first at base */
@@ -321,7 +321,7 @@ static inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
 		if (unlikely(!slab_link_ok(s, next)))
 			return NULL;
 		slab_take(s, p, next);
-	} else if (slab_map_class(c) && s->map) { /* a map class's list is always empty: the test costs a link class nothing on its pops */
+	} else if (s->map) { /* a map class's list is always empty, a link class's map: no class test on a pop */
 		p = slab_map_take(s);
 	} else if (atomic_load_explicit(&s->remote, memory_order_relaxed) || (p = slab_bump(h, s)) == NULL) {
 		return NULL; /* other threads' frees are reused before a never-used object is touched (slab_alloc's way) */
@@ -345,11 +345,11 @@ void slab_release_empty(struct slab *s);
  * many in a row: that was a call and an owner test more, 30 instructions
  * a free, on every free of such a burst after the first 16): SLAB_FREED,
  * or SLAB_EMPTIED when that emptied a slab that is not the current one (the
- * caller releases it, slab_release_empty).  A map class's object of h's
- * own goes into its slab's map the same way, with no write to p.  Another
- * thread's object past a full hand, or of a map class, is SLAB_SEND_HOME,
- * with its slab in *s (the caller's tail call of slab_send_home sends it
- * home).  SLAB_NOT_MINE (nothing done):
+ * caller releases it, slab_release_empty).  Another thread's object past
+ * a full hand is SLAB_SEND_HOME, with its slab in *s (the caller's tail
+ * call of slab_send_home sends it home).  A map class's object, never
+ * written here, is SLAB_MAP, with its slab in *s (the caller's tail call
+ * of slab_map_free frees it).  SLAB_NOT_MINE (nothing done):
  * slab_free decides; SLAB_AREA the same, p known to lie in the first
  * region in a chunk with no fast owner (an area's, most often: the
  * caller's area free starts from that region).  Not the slab itself: the
@@ -365,7 +365,7 @@ void slab_release_empty(struct slab *s);
  * owner) still go home the slow way, so that orphans empty and are
  * released instead of circulating through hands.
  */
-enum slab_hit { SLAB_NOT_MINE, SLAB_AREA, SLAB_FREED, SLAB_SEND_HOME, SLAB_EMPTIED };
+enum slab_hit { SLAB_NOT_MINE, SLAB_AREA, SLAB_FREED, SLAB_SEND_HOME, SLAB_EMPTIED, SLAB_MAP };
 
 /* p, h's own object of s (not full: s->fast is h), marked free onto s's list past a full hand. */
 static inline enum slab_hit slab_list_own(struct slab_heap *h, struct slab *s, void *p)
@@ -380,36 +380,24 @@ static inline enum slab_hit slab_list_own(struct slab_heap *h, struct slab *s, v
 }
 
 /*
- * Object i of s (a map class's), freed: into s's map if s is h's (its bit
- * set there or in the remote word is a double free, which slab_free
- * aborts on), else home.
+ * The free of p, an object of s (checked; a map class's, with a running
+ * owner): into s's map if s is h's, else home; a double free aborts
+ * naming p.  A call of its own, so that the link classes' leaf keeps no
+ * register for it.
  */
-static inline enum slab_hit slab_map_free(struct slab_heap *h, struct slab *s, uint32_t i)
-{
-	uintptr_t m, bit = slab_bit(i);
-	unsigned c = s->cls;
-
-	if (__atomic_load_n(&s->fast, __ATOMIC_RELAXED) != h)
-		return SLAB_SEND_HOME;
-	m = s->map; /* the owner's: read only once h knows it is */
-	if (unlikely((m | atomic_load_explicit(&s->remote, memory_order_relaxed)) & bit))
-		return SLAB_NOT_MINE; /* freed already, here or by another thread */
-	__atomic_store_n(&s->map, m | bit, __ATOMIC_RELAXED);
-	h->frees[c]++;
-	return unlikely(!--s->used && s != h->cur[c]) ? SLAB_EMPTIED : SLAB_FREED;
-}
+void slab_map_free(struct slab_heap *h, struct slab *s, void *p);
 
 static inline enum slab_hit slab_free_hit(struct slab_heap *h, void *p, struct slab **s)
 {
 	unsigned c, n;
-	uint32_t i;
 
 	uintptr_t a = (uintptr_t)p;
 	const struct region *r = &uvm__regions[0];
 
 	/*
 	 * The header of p's chunk names a fast owner only while the owner runs
-	 * and the slab is not full (slab.c keeps it so), and a chunk that is no
+	 * and the slab is not full, or is a map class's (slab.c's publish keeps
+	 * it so; slab_map_free moves a full one itself), and a chunk that is no
 	 * slab has NULL, so a relaxed load and a test are enough.  The first
 	 * region only, with no loop over the others, whose registers the leaf
 	 * cannot afford: a pointer in a later region takes the slow way, which
@@ -420,10 +408,10 @@ static inline enum slab_hit slab_free_hit(struct slab_heap *h, void *p, struct s
 	*s = region_chunk(r, a);
 	if (!__atomic_load_n(&(*s)->fast, __ATOMIC_RELAXED))
 		return SLAB_AREA;
-	if ((i = slab_index(*s, p)) >= __atomic_load_n(&(*s)->carved, __ATOMIC_RELAXED))
-		return SLAB_NOT_MINE; /* not an object handed out (slab_object) */
+	if (!slab_object(*s, p))
+		return SLAB_NOT_MINE;
 	if (unlikely(slab_map_class(c = (*s)->cls)))
-		return slab_map_free(h, *s, i);
+		return SLAB_MAP;
 	/*
 	 * The first touch of p a write: the read of its mark on a page the
 	 * program never wrote would map the zero page, and the mark's write

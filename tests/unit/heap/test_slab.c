@@ -641,6 +641,28 @@ Test(slab, fast_owners_follow_their_slabs)
 	uvm_free(p[0]);
 }
 
+/* A map class's full slab keeps its owner word: the owner's free in line moves it back to the partial list. */
+Test(slab, map_class_full_slabs_keep_their_fast_owner)
+{
+	enum { N = 64 };
+	static char *p[N];
+	struct slab *first;
+	unsigned i;
+
+	p[0] = uvm_malloc(8000);
+	first = slab_of(p[0]);
+	for (i = 1; i < N && slab_of(p[i - 1]) == first; i++)
+		p[i] = uvm_malloc(8000);
+	cr_assert_lt(i, N);
+	cr_assert(first->full, "the first slab's %u objects are all out", first->room);
+	cr_assert_eq(chunk_word(p[0]), &uvm__heap->slab, "a map class's full slab keeps its owner word");
+	uvm_free(p[0]);
+	cr_assert_not(first->full, "the owner's free moved it back to the partial list");
+	cr_assert_eq(first->map, 1, "object 0 is free in its map");
+	for (unsigned j = 1; j < i; j++)
+		uvm_free(p[j]);
+}
+
 /*
  * Headers live in the regions' chunk tables, not in the slabs: a slab's
  * first object starts at its base, headers of slabs side by side are
