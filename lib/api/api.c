@@ -19,6 +19,7 @@
 #include "pcp.h"
 #include "probes.h"
 #include "prof.h"
+#include "slab.h"
 #include "trace.h"
 #include "uvmalloc.h"
 
@@ -243,5 +244,6 @@ void uvm_purge(void)
 {
 	if (uvm_init())
 		return;
+	slab_trim();
 	area_reclaim_and_purge();
 }

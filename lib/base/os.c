@@ -157,9 +157,11 @@ static size_t advise_ranges(const struct iovec *r, size_t n, int advice, atomic_
 	return calls;
 }
 
+size_t os_discard_ranges(const struct iovec *r, size_t n) { return advise_ranges(r, n, MADV_DONTNEED, &refused_release); }
+
 size_t os_release_ranges(const struct iovec *r, size_t n)
 {
-	size_t calls = advise_ranges(r, n, MADV_DONTNEED, &refused_release);
+	size_t calls = os_discard_ranges(r, n);
 
 	if (atomic_load_explicit(&guards, memory_order_relaxed))
 		calls += advise_ranges(r, n, MADV_GUARD_REMOVE, &refused_guard);

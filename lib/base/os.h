@@ -51,6 +51,8 @@ struct iovec;
  * one).
  */
 size_t os_release_ranges(const struct iovec *r, size_t n);
+/* The pages of the ranges r[0..n) back, as os_release_ranges, where no guard marker can be (inside a slab); the calls made. */
+size_t os_discard_ranges(const struct iovec *r, size_t n);
 /* MADV_NOHUGEPAGE over the ranges r[0..n), batched as os_release_ranges batches; the calls made. */
 size_t os_nohugepage_ranges(const struct iovec *r, size_t n);
 /*

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -265,7 +266,7 @@ static void collect(struct slab *s)
 	void *head = slab_remote_head(r), *tail = head, *next;
 
 	check_header(s);
-	s->used -= slab_remote_count(s, r);
+	s->used -= slab_remote_count(s->cls, r);
 	if (slab_map_class(s->cls)) {
 		collect_map(s, r);
 		return;
@@ -305,7 +306,7 @@ static void release_orphan(struct slab *s)
 	bool empty;
 
 	uvm_lock(&sl.lock);
-	empty = s->orphan && slab_remote_count(s, atomic_load_explicit(&s->remote, memory_order_acquire)) == s->used;
+	empty = s->orphan && slab_remote_count(s->cls, atomic_load_explicit(&s->remote, memory_order_acquire)) == s->used;
 	if (empty) {
 		list_del(&s->link);
 		s->orphan = 0;
@@ -325,11 +326,13 @@ void slab_heap_init(struct slab_heap *h)
 }
 
 static void hand_flush(struct slab_heap *h, unsigned c);
+static void trim_heap(struct slab_heap *h);
 
 void slab_heap_exit(struct slab_heap *h)
 {
 	for (unsigned c = 0; c < NCLASS; c++)
 		hand_flush(h, c); /* first: the slabs' used counts say which are empty */
+	trim_heap(h); /* an orphan's maps are no one's to read until it is adopted */
 	for (unsigned c = 0; c < NCLASS; c++) {
 		struct slab *s, *n;
 		LIST_HEAD(all);
@@ -353,7 +356,7 @@ void slab_heap_exit(struct slab_heap *h)
 			atomic_fetch_add_explicit(&sl.nr_orphans[c], 1, memory_order_relaxed);
 			uvm_unlock(&sl.lock);
 			/* Its last remote free may have come before it was an orphan, and found none to release. */
-			if (slab_remote_count(s, atomic_load_explicit(&s->remote, memory_order_acquire)) ==
+			if (slab_remote_count(c, atomic_load_explicit(&s->remote, memory_order_acquire)) ==
 			    __atomic_load_n(&s->orphan_used, __ATOMIC_RELAXED))
 				release_orphan(s);
 		}
@@ -790,6 +793,98 @@ enum slab_ptr slab_free(void *p)
 	return SLAB_LIVE;
 }
 
+/* ------------------------------------------------------------- trim */
+
+/*
+ * The pages of a map class's free objects back to the kernel: they hold no
+ * free state (slab_map_class), so a freed block's pages can go while its
+ * slab lives, as glibc's malloc_trim gives back the free pages inside its
+ * heap.  Only the owner reads its maps, so a thread trims its own slabs:
+ * at uvm_purge (malloc_trim) and when it exits, before its slabs are
+ * orphaned.  Only pages wholly inside a run of free objects go: a page
+ * shared with a neighbour may hold its live bytes.
+ */
+#define TRIM_BATCH 64
+
+struct trim {
+	struct iovec r[TRIM_BATCH];
+	size_t n;
+};
+
+static void trim_flush(struct trim *t)
+{
+	if (t->n)
+		os_discard_ranges(t->r, t->n);
+	t->n = 0;
+}
+
+/* The free run [lo, hi) of a slab into t, joined to the run before it when they touch. */
+static void trim_run(struct trim *t, uintptr_t lo, uintptr_t hi)
+{
+	struct iovec *last = t->n ? &t->r[t->n - 1] : NULL;
+
+	lo = align_up(lo, UVM_PAGE_SIZE);
+	hi = align_down(hi, UVM_PAGE_SIZE);
+	if (lo >= hi)
+		return;
+	if (last && (uintptr_t)last->iov_base + last->iov_len == lo) {
+		last->iov_len += hi - lo;
+		return;
+	}
+	if (t->n == TRIM_BATCH)
+		trim_flush(t);
+	t->r[t->n++] = (struct iovec){ (void *)lo, hi - lo };
+}
+
+/* s's free objects' pages into t, a run of touching free objects at a time (s: a map class's, its owner calling). */
+static void trim_slab(struct trim *t, struct slab *s)
+{
+	uintptr_t m = s->map;
+
+	while (m) {
+		unsigned first = (unsigned)__builtin_ctzl(m), end = first;
+
+		while (end < 64 && (m >> end & 1))
+			end++;
+		trim_run(t, s->base + (uintptr_t)first * s->size, s->base + (uintptr_t)end * s->size);
+		m &= end < 64 ? ~(slab_bit(end) - 1) : 0;
+	}
+}
+
+/* The map classes' slabs on list into t, other threads' frees collected first; one that empties goes (not the current one). */
+static void trim_list(struct trim *t, struct slab_heap *h, struct list_head *list)
+{
+	struct slab *s, *n;
+
+	list_for_each_entry_safe(s, n, list, link) {
+		collect(s);
+		if (slab_emptied(h, s))
+			slab_release_empty(s);
+		else
+			trim_slab(t, s);
+	}
+}
+
+/* Every map class's slab of h (its owner calling). */
+static void trim_heap(struct slab_heap *h)
+{
+	struct trim t = { .n = 0 };
+
+	for (unsigned c = SLAB_MAP_FIRST; c < NCLASS; c++) {
+		trim_list(&t, h, &h->partial[c]);
+		trim_list(&t, h, &h->full[c]);
+	}
+	trim_flush(&t);
+}
+
+void slab_trim(void)
+{
+	struct heap *th = uvm__heap;
+
+	if (th)
+		trim_heap(&th->slab);
+}
+
 /* ------------------------------------------------------ stats, fork */
 
 _Static_assert(NCLASS <= UVM_FRAG_CLASSES, "struct uvm_frag has too few classes");
@@ -818,7 +913,7 @@ static void frag_slab(struct uvm_frag *f, const struct slab *s, const struct sla
 {
 	struct uvm_frag_class *k = &f->classes[s->cls];
 	uint64_t objs = s->room, carved = __atomic_load_n(&s->carved, __ATOMIC_RELAXED);
-	uint64_t remote = slab_remote_count(s, atomic_load_explicit(&s->remote, memory_order_relaxed)) + in_hand_of(h, s);
+	uint64_t remote = slab_remote_count(s->cls, atomic_load_explicit(&s->remote, memory_order_relaxed)) + in_hand_of(h, s);
 	uint64_t live = s->used > remote ? s->used - remote : 0;
 
 	k->slabs++;

@@ -225,10 +225,10 @@ static inline uint32_t slab_index(const struct slab *s, const void *p)
 /* Object i's bit in a map class's bitmaps. */
 static inline uintptr_t slab_bit(uint32_t i) { return (uintptr_t)1 << i; }
 
-/* The objects on s's remote word r. */
-static inline unsigned slab_remote_count(const struct slab *s, uintptr_t r)
+/* The objects on the remote word r of a slab of class c (passed by a caller that may no longer read the slab). */
+static inline unsigned slab_remote_count(unsigned c, uintptr_t r)
 {
-	return slab_map_class(s->cls) ? (unsigned)__builtin_popcountl(r) : (unsigned)(r >> SLAB_REMOTE_SHIFT);
+	return slab_map_class(c) ? (unsigned)__builtin_popcountl(r) : (unsigned)(r >> SLAB_REMOTE_SHIFT);
 }
 
 /* Whether p (in s) is an object of s that was handed out at some time. */
@@ -456,6 +456,13 @@ enum slab_ptr {
 enum slab_ptr slab_check(const void *p, size_t *usable);
 /* Free p if it is SLAB_LIVE; returns what p was. */
 enum slab_ptr slab_free(void *p);
+
+/*
+ * The pages of the calling thread's free objects of a page and more (the
+ * map classes') back to the kernel, while their slabs live; a thread's exit
+ * does the same for its own (uvm_purge's part of the slabs).
+ */
+void slab_trim(void);
 
 void slab_stats(struct uvm_stats *st);
 /* Bytes of freed objects in slabs, from the counters and st's live objects (a snapshot's figure; uvm_frag_stats walks the slabs). */

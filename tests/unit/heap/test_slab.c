@@ -192,6 +192,82 @@ Test(slab, map_classes_never_write_freed_objects)
 		uvm_free(p[i]);
 }
 
+/* Whether none of [p, p + len) (whole pages) is resident. */
+static bool gone(const void *p, size_t len)
+{
+	unsigned char vec[4];
+
+	cr_assert_leq(len, sizeof(vec) * 4096);
+	cr_assert_eq(mincore((void *)p, len, vec), 0);
+	for (size_t i = 0; i < len / 4096; i++)
+		if (vec[i] & 1)
+			return false;
+	return true;
+}
+
+static bool holds(const char *p, size_t len, char c)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != c)
+			return false;
+	return true;
+}
+
+/* uvm_purge (malloc_trim) gives back the pages of the caller's free map-class objects, while their slabs live. */
+Test(slab, purge_gives_back_free_pages_of_live_slabs)
+{
+	enum { N = 32 };
+	static char *p[N];
+
+	for (int i = 0; i < N; i++)
+		memset(p[i] = uvm_malloc(8192), i + 1, 8192);
+	for (int i = 1; i < N; i += 2)
+		uvm_free(p[i]);
+	cr_assert_not(gone(p[1], 8192), "written, freed: still resident before the purge");
+	uvm_purge();
+	for (int i = 0; i < N; i++) {
+		if (i % 2) {
+			cr_assert(gone(p[i], 8192), "the free object %p kept its pages", (void *)p[i]);
+		} else {
+			cr_assert(holds(p[i], 8192, (char)(i + 1)), "the live object %p changed", (void *)p[i]);
+			cr_assert_not(gone(p[i], 8192));
+		}
+	}
+	for (int i = 0; i < N; i += 2)
+		uvm_free(p[i]);
+}
+
+static char *left[32];
+
+/* Allocates and writes 32 objects of 8 KiB (four slabs), frees all but the first of each slab, and exits. */
+static void *keep_one_a_slab(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 32; i++)
+		memset(left[i] = uvm_malloc(8192), i + 1, 8192);
+	for (int i = 0; i < 32; i++)
+		if (i % 8)
+			uvm_free(left[i]);
+	return NULL;
+}
+
+/* A thread's exit gives back its free map-class objects' pages before their slabs are orphaned. */
+Test(slab, exit_gives_back_free_pages_of_orphaned_slabs)
+{
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, keep_one_a_slab, NULL), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	for (int i = 0; i < 32; i++) {
+		if (i % 8)
+			cr_assert(gone(left[i], 8192), "the free object %p of an orphan kept its pages", (void *)left[i]);
+		else
+			cr_assert(holds(left[i], 8192, (char)(i + 1)), "the live object %p changed", (void *)left[i]);
+	}
+	for (int i = 0; i < 32; i += 8)
+		uvm_free(left[i]);
+}
+
 #define XN 5000
 static void *handed[XN];
 
