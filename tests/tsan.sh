@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/tsan.sh [BUILD_DIR] - the library under ThreadSanitizer (default build-tsan/): builds it, then
-# runs tests/tsan_churn.c against it, then again with the heap profile sampling every 4 KiB (samples,
+# runs tests/tsan_churn.c against it, again at UVM_SLAB_MAX=8K (the map classes), then with the heap profile sampling every 4 KiB (samples,
 # their frees by other threads, the unwinder found by the first sample racing others); any race
 # report outside tests/tsan.supp fails.  .ci/run runs it.  The profiled run uses libgcc's unwinder:
 # libunwind's thread-exit destructor locks a mutex after ThreadSanitizer has finished the thread, and
@@ -19,4 +19,6 @@ opts="suppressions=$PWD/tests/tsan.supp halt_on_error=1 exitcode=66 history_size
 cc -O1 -g -fsanitize=thread -Ilib tests/tsan_churn.c -o "$dir/tsan_churn" "$dir/lib/libuvmalloc.so.0.1.0" \
 	-Wl,-rpath,"$(cd "$dir" && pwd)/lib" -pthread
 TSAN_OPTIONS="$opts" "$dir/tsan_churn"
+# The map classes (4-8 KiB objects in slabs, their free state in the headers) are slabs only at UVM_SLAB_MAX=8K.
+UVM_SLAB_MAX=8K TSAN_OPTIONS="$opts" "$dir/tsan_churn"
 UVM_PROF_SAMPLE=4K UVM_PROF_UNWIND=libgcc TSAN_OPTIONS="$opts" "$dir/tsan_churn"

@@ -55,7 +55,7 @@ static const struct uvm_option table[OPT__COUNT] = {
 			   "1 = fault fresh areas in with one MADV_POPULATE_WRITE instead of one fault per page", .live = true },
 	[OPT_FAKE_NUMA] = { "UVM_FAKE_NUMA", 0, 0, 64,
 			    "split the address space into N pretend NUMA nodes (for tests on one-node machines); 0 = the real nodes" },
-	[OPT_SLAB_MAX] = { "UVM_SLAB_MAX", 8 << 10, 0, 8 << 10,
+	[OPT_SLAB_MAX] = { "UVM_SLAB_MAX", 3584, 0, 8 << 10,
 			   "largest malloc served from slabs (at most 8K); larger ones get areas of their own (their free state outside them); 0 = no slabs" },
 	[OPT_STATS] = { "UVM_STATS", 0, 0, 2,
 			"1 = print a summary of the allocator's statistics, overhead and fragmentation on stderr at exit; "

@@ -720,7 +720,12 @@ void slab_map_free(struct slab_heap *h, struct slab *s, void *p)
 		double_free(p); /* freed already, here or by another thread: the bits are exact */
 	__atomic_store_n(&s->map, m | bit, __ATOMIC_RELAXED);
 	h->frees[c]++;
-	if (unlikely(!--s->used || s->full))
+	/*
+	 * An emptied current slab stays as it is (a free-and-malloc loop's
+	 * case), even full: only a failed refill leaves a full slab current,
+	 * and a refill finds it on the full list once it has room.
+	 */
+	if (unlikely(!--s->used ? s != h->cur[c] : s->full))
 		freed_into(h, s);
 }
 

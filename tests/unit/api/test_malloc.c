@@ -556,7 +556,7 @@ Test(malloc, late_thread_exit_destructor_allocates)
 		cr_assert_eq(served, (int)(sizeof(late_sizes) / sizeof(late_sizes[0])), "round %d: %d sizes served", round, served);
 	}
 	after = stats();
-	/* Small: the 8 sizes up to UVM_SLAB_MAX (8192 by default), each malloc and calloc, 20 rounds. */
+	/* Small: the 8 sizes up to UVM_SLAB_MAX (3584 by default), each malloc and calloc, 20 rounds. */
 	cr_assert_geq(after.small_allocs - before.small_allocs, 20 * 2 * 8, "the late allocations were not ours");
 #ifndef PRELOADED /* preloaded, pthread_create's own allocations count too */
 	cr_assert_eq(after.small_allocs - before.small_allocs, after.small_frees - before.small_frees, "late small frees were lost");
