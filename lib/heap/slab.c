@@ -40,6 +40,7 @@
 #include "trace.h"
 #include "track.h"
 #include "uvmalloc-descriptor.h"
+#include "vnode.h"
 
 #define NCLASS SLAB_CLASSES
 #define SLAB_DECAY_EVERY 64
@@ -895,75 +896,89 @@ void slab_trim(void)
 _Static_assert(NCLASS <= UVM_FRAG_CLASSES, "struct uvm_frag has too few classes");
 
 /*
- * Objects of s in h's hand (h: s's owner, or NULL).  Another thread's hand
- * may hold some too (slab_free_hit): those count live here, at most
- * SLAB_MAG a class in each other thread, until it uses them or sends them
- * home.
+ * The figures below read slab headers that their owners change as they
+ * read: every word with a relaxed load, bounded by what the slab can hold
+ * (vminfo reads them so from another process).  They walked the owners'
+ * partial and full lists, under claims that hold an owner's area caches
+ * but not its slabs, whose slow paths move slabs between those lists with
+ * no claim to wait on: a walk could follow a slab onto another list
+ * (ThreadSanitizer, uvm_frag_stats beside tests/tsan_churn.c's threads).
+ * The slabs are the busy trees' slab areas, which the nodes' locks hold
+ * still while they are copied.
  */
-static unsigned in_hand_of(const struct slab_heap *h, const struct slab *s)
-{
-	unsigned n = 0;
+#define FRAG_BATCH 32
 
-	for (unsigned i = 0; h && i < h->nmag[s->cls]; i++)
-		n += (uintptr_t)h->mag[s->cls][i] - s->base < SLAB_SIZE;
+/*
+ * Objects of the slab at base in h's hand (h: its owner, or NULL).  Another
+ * thread's hand may hold some too (slab_free_hit): those count live here,
+ * at most SLAB_MAG a class in each other thread, until it uses them or
+ * sends them home.
+ */
+static unsigned in_hand_of(const struct slab_heap *h, unsigned c, uintptr_t base)
+{
+	unsigned n = 0, held = h ? __atomic_load_n(&h->nmag[c], __ATOMIC_RELAXED) : 0;
+
+	for (unsigned i = 0; i < held && i < SLAB_MAG; i++)
+		n += (uintptr_t)__atomic_load_n(&h->mag[c][i], __ATOMIC_RELAXED) - base < SLAB_SIZE;
 	return n;
 }
 
 /*
- * One slab's objects into its class's figures: live = used less the remote
- * frees not yet taken back and the objects in its owner's hand (owner: h,
- * or NULL).
+ * The slab at base into its class's figures: live = used less the remote
+ * frees not yet taken back and the objects in its owner's hand.  A header
+ * caught being rewritten (its class, room or counts out of bounds) is left
+ * out.
  */
-static void frag_slab(struct uvm_frag *f, const struct slab *s, const struct slab_heap *h)
+static void frag_header(struct uvm_frag *f, uintptr_t base)
 {
-	struct uvm_frag_class *k = &f->classes[s->cls];
-	uint64_t objs = s->room, carved = __atomic_load_n(&s->carved, __ATOMIC_RELAXED);
-	uint64_t remote = slab_remote_count(s->cls, atomic_load_explicit(&s->remote, memory_order_relaxed)) + in_hand_of(h, s);
-	uint64_t live = s->used > remote ? s->used - remote : 0;
+	const struct region *r = region_of(base);
+	const struct slab *s = r ? region_chunk(r, base) : NULL;
+	unsigned c, room, carved, used;
+	uint64_t pending, live;
+	struct uvm_frag_class *k;
 
+	if (!s)
+		return;
+	c = __atomic_load_n(&s->cls, __ATOMIC_RELAXED);
+	room = __atomic_load_n(&s->room, __ATOMIC_RELAXED);
+	carved = __atomic_load_n(&s->carved, __ATOMIC_RELAXED);
+	used = __atomic_load_n(&s->used, __ATOMIC_RELAXED);
+	if (c >= NCLASS || room != SLAB_SIZE / class_size(c) || carved > room || used > room)
+		return;
+	pending = slab_remote_count(c, atomic_load_explicit(&s->remote, memory_order_relaxed)) +
+		  in_hand_of(atomic_load_explicit(&s->owner, memory_order_relaxed), c, base);
+	live = used > pending ? used - pending : 0;
+	if (live > carved)
+		live = carved;
+	k = &f->classes[c];
 	k->slabs++;
 	k->live += live;
 	k->free += carved - live;
-	k->never_used += objs - carved;
-	k->occupancy[live ? 1 + live * 4 / objs - (live == objs) : 0]++;
-	f->slab_free_bytes += (carved - live) * s->size;
-	f->slab_meta_bytes += SLAB_SIZE - s->room * s->size;
-}
-
-static void frag_lists(struct uvm_frag *f, const struct slab_heap *h)
-{
-	const struct slab *s;
-
-	for (unsigned c = 0; c < NCLASS; c++) {
-		list_for_each_entry(s, &h->partial[c], link)
-			frag_slab(f, s, h);
-		list_for_each_entry(s, &h->full[c], link)
-			frag_slab(f, s, h);
-	}
-}
-
-/* A heap whose owner is held (or is the caller, or none: vacant, its slabs orphaned); the others' slabs are out of reach. */
-static void frag_heap(struct heap *h, bool owned, void *arg)
-{
-	if (owned)
-		frag_lists(arg, &h->slab);
+	k->never_used += room - carved;
+	k->occupancy[live ? 1 + live * 4 / room - (live == room) : 0]++;
+	f->slab_free_bytes += (carved - live) * class_size(c);
+	f->slab_meta_bytes += SLAB_SIZE - room * class_size(c);
 }
 
 void slab_frag(struct uvm_frag *f)
 {
-	const struct slab *s;
+	struct vmap_area buf[FRAG_BATCH];
 
 	for (unsigned c = 0; c < NCLASS; c++)
 		f->classes[c].size = class_size(c);
-	heap_for_each_claimed(frag_heap, f);
-	uvm_lock(&sl.lock);
-	for (unsigned c = 0; c < NCLASS; c++)
-		list_for_each_entry(s, &sl.orphans[c], link)
-			frag_slab(f, s, NULL);
-	uvm_unlock(&sl.lock);
-	uvm_lock(&sl.late_lock);
-	frag_lists(f, &sl.late);
-	uvm_unlock(&sl.late_lock);
+	for (unsigned id = 0; id < vn_count(); id++) {
+		uintptr_t after = 0;
+		size_t n;
+
+		do {
+			n = vn_busy_snapshot(id, after, buf, FRAG_BATCH);
+			for (size_t i = 0; i < n; i++)
+				if (buf[i].flags & VA_SLAB)
+					frag_header(f, buf[i].va_start);
+			if (n)
+				after = buf[n - 1].va_start;
+		} while (n == FRAG_BATCH);
+	}
 }
 
 static void count_classes(struct uvm_stats *st, const uint64_t *allocs, const uint64_t *frees)

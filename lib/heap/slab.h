@@ -466,7 +466,7 @@ void slab_trim(void);
 void slab_stats(struct uvm_stats *st);
 /* Bytes of freed objects in slabs, from the counters and st's live objects (a snapshot's figure; uvm_frag_stats walks the slabs). */
 uint64_t slab_free_bytes(const struct uvm_stats *st);
-/* Every slab's objects into f's classes, occupancy and slab figures (the thread heaps held still). */
+/* Every slab's objects into f's classes, occupancy and slab figures: its header read with no lock, as its owner changes it (bounded words). */
 void slab_frag(struct uvm_frag *f);
 void slab_fork_prepare(void);
 void slab_fork_parent(void);

@@ -3,12 +3,15 @@
  * shape, and the figures checked against a count the test makes itself:
  * holes between live areas in the committed span, slab occupancy and free
  * bytes, resident overhead before and after a purge, request rounding (all
- * time, and live areas' page rounding), and
- * the text summary agreeing with the struct.
+ * time, and live areas' page rounding), the slabs of running threads read
+ * as they change, and the text summary agreeing with the struct.
  */
 #include "helpers.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "slab.h"
@@ -257,4 +260,56 @@ Test(frag, size_is_the_version)
 	cr_assert_neq(f.resident_bytes, 0xeeeeeeeeeeeeeeeeull);
 	cr_assert_eq(f.span_bytes, 0xeeeeeeeeeeeeeeeeull, "wrote past the size it was given");
 	cr_assert_eq(uvm_frag_stats(&f, 8), EINVAL);
+}
+
+static atomic_bool churn_stop;
+
+/* Small objects of every class replaced at random: refills, list moves and releases in the owner's slabs. */
+static void *churn(void *arg)
+{
+	static _Thread_local void *slot[2048];
+	unsigned seed = (unsigned)(uintptr_t)arg;
+
+	while (!atomic_load(&churn_stop))
+		for (int i = 0; i < 10000; i++) {
+			unsigned k = (unsigned)rand_r(&seed) % 2048;
+
+			uvm_free(slot[k]);
+			slot[k] = uvm_malloc(1 + (size_t)rand_r(&seed) % 3584);
+		}
+	for (int k = 0; k < 2048; k++)
+		uvm_free(slot[k]);
+	return NULL;
+}
+
+/*
+ * The figures read every slab, other running threads' too, while their
+ * owners move them between lists: each slab read counts all its room once
+ * (live, free or never used), whatever it was doing.
+ */
+Test(frag, slabs_read_while_their_owners_run)
+{
+	pthread_t t[2];
+	unsigned seen = 0;
+
+	uvm_free(uvm_malloc(1));
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, churn, (void *)(uintptr_t)(i + 1)), 0);
+	for (int r = 0; r < 300; r++) {
+		struct uvm_frag f = frag();
+
+		for (unsigned c = 0; c < UVM_FRAG_CLASSES && f.classes[c].size; c++) {
+			const struct uvm_frag_class *k = &f.classes[c];
+
+			cr_assert_eq(k->live + k->free + k->never_used, k->slabs * (SLAB_SIZE / k->size),
+				     "class %llu: %llu slabs hold %llu live, %llu free, %llu never used", (unsigned long long)k->size,
+				     (unsigned long long)k->slabs, (unsigned long long)k->live, (unsigned long long)k->free,
+				     (unsigned long long)k->never_used);
+			seen += k->slabs > 0;
+		}
+	}
+	atomic_store(&churn_stop, true);
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(pthread_join(t[i], NULL), 0);
+	cr_assert_gt(seen, 300, "the running threads' slabs were not read");
 }
