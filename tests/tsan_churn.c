@@ -1,6 +1,7 @@
 /*
  * tests/tsan_churn.c - the allocator's cross-thread paths under
- * ThreadSanitizer (tests/tsan.sh builds and runs it): each round a thread
+ * ThreadSanitizer (tests/tsan.sh builds and runs it): two threads make the
+ * process's first allocations at once (the set-up), then each round a thread
  * allocates objects and exits (its slabs become orphans), two threads free
  * them from both ends (the last free releases an orphan) while five others
  * swap blocks of random size, slab objects and areas, through shared slots
@@ -37,6 +38,14 @@ static void wait_go(void)
 		;
 }
 
+/* The process's first allocations, on two threads at once: one sets the allocator up while the other waits for it. */
+static void *first(void *arg)
+{
+	wait_go();
+	uvm_free(uvm_malloc(64));
+	return arg;
+}
+
 static void *free_half(void *arg)
 {
 	int from_end = (int)(intptr_t)arg;
@@ -67,6 +76,13 @@ int main(void)
 {
 	struct uvm_stats st;
 
+	pthread_t setup[2];
+
+	for (int i = 0; i < 2; i++)
+		pthread_create(&setup[i], NULL, first, NULL);
+	atomic_store(&go, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(setup[i], NULL);
 	for (int r = 0; r < ROUNDS; r++) {
 		pthread_t t[8];
 

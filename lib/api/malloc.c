@@ -147,8 +147,9 @@ static inline void *alloc_counted(size_t size, size_t align, int zero, const voi
 
 	if (unlikely(trace_sample_due()))
 		return alloc_sampled(size, align, zero, caller);
-	if (likely(size - 1 < uvm__slab_max && align <= 16 && !zero &&
-		   atomic_load_explicit(&uvm_ready, memory_order_acquire)) &&
+	/* uvm_ready first: uvm__slab_max is the set-up's to write until then (another thread may be in it). */
+	if (likely(atomic_load_explicit(&uvm_ready, memory_order_acquire) && size - 1 < uvm__slab_max && align <= 16 &&
+		   !zero) &&
 	    (p = slab_alloc(size, 16)))
 		return p;
 	return alloc_slow(size, align, zero, caller);
