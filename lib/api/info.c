@@ -14,10 +14,6 @@
 #include "uvmalloc.h"
 #include "vnode.h"
 
-#define BATCH 32
-
-typedef size_t (*snapshot_fn)(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max);
-
 /* %pS: symbol+0xoff/0xlen [module], or the raw address when no symbol covers it. */
 static void print_caller(FILE *f, const void *caller)
 {
@@ -34,8 +30,10 @@ static void print_caller(FILE *f, const void *caller)
 	}
 }
 
-static void print_busy(FILE *f, const struct vmap_area *va)
+static void print_busy(const struct vmap_area *va, void *out)
 {
+	FILE *f = out;
+
 	fprintf(f, "0x%016lx-0x%016lx %7lu", (unsigned long)va->va_start, (unsigned long)va->va_end, (unsigned long)va_size(va));
 	if (va->caller)
 		print_caller(f, va->caller);
@@ -48,34 +46,16 @@ static void print_busy(FILE *f, const struct vmap_area *va)
 		(unsigned long)va_pages(va) - 1);
 }
 
-static void print_lazy(FILE *f, const struct vmap_area *va)
+static void print_lazy(const struct vmap_area *va, void *f)
 {
 	fprintf(f, "0x%016lx-0x%016lx %7lu unpurged vm_area\n", (unsigned long)va->va_start, (unsigned long)va->va_end,
 		(unsigned long)va_size(va));
-}
-
-static void print_all(FILE *f, snapshot_fn snap, void (*print)(FILE *, const struct vmap_area *))
-{
-	struct vmap_area buf[BATCH];
-
-	for (unsigned id = 0; id < vn_count(); id++) {
-		uintptr_t after = 0;
-		size_t n;
-
-		do {
-			n = snap(id, after, buf, BATCH);
-			for (size_t i = 0; i < n; i++)
-				print(f, &buf[i]);
-			if (n)
-				after = buf[n - 1].va_start;
-		} while (n == BATCH);
-	}
 }
 
 void uvm_vmallocinfo(FILE *f)
 {
 	if (uvm_init())
 		return;
-	print_all(f, vn_busy_snapshot, print_busy);
-	print_all(f, vn_lazy_snapshot, print_lazy);
+	vn_snapshot_each(vn_busy_snapshot, print_busy, f);
+	vn_snapshot_each(vn_lazy_snapshot, print_lazy, f);
 }

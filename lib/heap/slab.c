@@ -906,8 +906,6 @@ _Static_assert(NCLASS <= UVM_FRAG_CLASSES, "struct uvm_frag has too few classes"
  * The slabs are the busy trees' slab areas, which the nodes' locks hold
  * still while they are copied.
  */
-#define FRAG_BATCH 32
-
 /*
  * Objects of the slab at base in h's hand (h: its owner, or NULL).  Another
  * thread's hand may hold some too (slab_free_hit): those count live here,
@@ -960,25 +958,17 @@ static void frag_header(struct uvm_frag *f, uintptr_t base)
 	f->slab_meta_bytes += SLAB_SIZE - room * class_size(c);
 }
 
+static void frag_area(const struct vmap_area *va, void *f)
+{
+	if (va->flags & VA_SLAB)
+		frag_header(f, va->va_start);
+}
+
 void slab_frag(struct uvm_frag *f)
 {
-	struct vmap_area buf[FRAG_BATCH];
-
 	for (unsigned c = 0; c < NCLASS; c++)
 		f->classes[c].size = class_size(c);
-	for (unsigned id = 0; id < vn_count(); id++) {
-		uintptr_t after = 0;
-		size_t n;
-
-		do {
-			n = vn_busy_snapshot(id, after, buf, FRAG_BATCH);
-			for (size_t i = 0; i < n; i++)
-				if (buf[i].flags & VA_SLAB)
-					frag_header(f, buf[i].va_start);
-			if (n)
-				after = buf[n - 1].va_start;
-		} while (n == FRAG_BATCH);
-	}
+	vn_snapshot_each(vn_busy_snapshot, frag_area, f);
 }
 
 static void count_classes(struct uvm_stats *st, const uint64_t *allocs, const uint64_t *frees)

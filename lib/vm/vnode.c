@@ -256,6 +256,26 @@ size_t vn_busy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, siz
 	return set_snapshot(&nodes[id].busy, after, buf, max, true);
 }
 
+#define SNAPSHOT_BATCH 32
+
+void vn_snapshot_each(vn_snapshot_fn snap, void (*fn)(const struct vmap_area *va, void *arg), void *arg)
+{
+	struct vmap_area buf[SNAPSHOT_BATCH];
+
+	for (unsigned id = 0; id < nr_nodes; id++) {
+		uintptr_t after = 0;
+		size_t n;
+
+		do {
+			n = snap(id, after, buf, SNAPSHOT_BATCH);
+			for (size_t i = 0; i < n; i++)
+				fn(&buf[i], arg);
+			if (n)
+				after = buf[n - 1].va_start;
+		} while (n == SNAPSHOT_BATCH);
+	}
+}
+
 /* ------------------------------------------------------------------ lazy */
 
 size_t vn_lazy_add(struct vmap_area *va)

@@ -89,6 +89,14 @@ void vn_pool_decay(unsigned id, int full, struct list_head *out);
 /* Iteration for vmallocinfo: copy up to max live (or lazy) areas of node id with va_start > after into buf. */
 size_t vn_busy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max);
 size_t vn_lazy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max);
+typedef size_t (*vn_snapshot_fn)(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max);
+/*
+ * fn(copy, arg) for every area snap gives (vn_busy_snapshot: the live ones,
+ * vn_lazy_snapshot: the lazy ones), node by node in address order: copied
+ * in small batches under the node's lock, fn called with it dropped (fn may
+ * allocate, and a lock of ours held across our own malloc would deadlock).
+ */
+void vn_snapshot_each(vn_snapshot_fn snap, void (*fn)(const struct vmap_area *va, void *arg), void *arg);
 
 /* Add the node counters (busy including cached, lazy, pooled, pool hits/misses) into st. */
 void vn_stats(struct uvm_stats *st);
