@@ -15,9 +15,9 @@
  * Double frees are caught as glibc's tcache does: a freed object carries a
  * key in its second word (its slab's mask, made from a random per-process
  * key); a free that finds the key walks the slab's free lists and the
- * threads' hands to be sure before it aborts.  The map classes (1 KiB and
- * up, slab.h) keep bitmaps in the header instead: a set bit is a double
- * free, and no freed object is written.
+ * threads' hands to be sure before it aborts.  The map classes (4-8 KiB,
+ * at UVM_SLAB_MAX=8K; slab.h) keep bitmaps in the header instead: a set
+ * bit is a double free, and no freed object is written.
  */
 #include "slab.h"
 
@@ -86,6 +86,12 @@ static void check_header(const struct slab *s)
 {
 	if (s->mask != mask_of(s) || !free_state_ok(s))
 		slab_corrupt(s, "header", s);
+}
+
+/* Whether a map class's object of s with this bit is free: in the owner's map or the remote word (read racily by other threads). */
+static bool map_freed(const struct slab *s, uintptr_t bit)
+{
+	return (__atomic_load_n(&s->map, __ATOMIC_RELAXED) | atomic_load_explicit(&s->remote, memory_order_relaxed)) & bit;
 }
 
 /* p, an object of s, freed a second time (a map class's bit was set already). */
@@ -709,17 +715,17 @@ uvm_noinline void slab_send_home(struct slab_heap *h, struct slab *s, void *p)
 
 void slab_map_free(struct slab_heap *h, struct slab *s, void *p)
 {
-	uintptr_t bit = slab_bit(slab_index(s, p)), m;
+	uintptr_t bit = slab_bit(slab_index(s, p));
 	unsigned c = s->cls;
 
 	if (__atomic_load_n(&s->fast, __ATOMIC_RELAXED) != h) {
 		slab_send_home(h, s, p);
 		return;
 	}
-	m = s->map; /* the owner's: read only once h knows it is */
-	if (unlikely((m | atomic_load_explicit(&s->remote, memory_order_relaxed)) & bit))
+	/* The owner's map, read only once h knows it is s's owner. */
+	if (unlikely(map_freed(s, bit)))
 		double_free(p); /* freed already, here or by another thread: the bits are exact */
-	__atomic_store_n(&s->map, m | bit, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->map, s->map | bit, __ATOMIC_RELAXED);
 	h->frees[c]++;
 	/*
 	 * An emptied current slab stays as it is (a free-and-malloc loop's
@@ -753,8 +759,7 @@ static enum slab_ptr check(const void *p, struct slab **out)
 	if (!slab_object(s, p))
 		return SLAB_BAD;
 	if (slab_map_class(s->cls)) {
-		if ((__atomic_load_n(&s->map, __ATOMIC_RELAXED) | atomic_load_explicit(&s->remote, memory_order_relaxed)) &
-		    slab_bit(slab_index(s, p)))
+		if (map_freed(s, slab_bit(slab_index(s, p))))
 			return SLAB_BAD;
 	} else if (((const uintptr_t *)p)[1] == s->mask && already_free(s, p)) {
 		return SLAB_BAD;

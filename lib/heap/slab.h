@@ -56,7 +56,7 @@
  * malloc+free of 4 KiB 120 -> 137 instructions, allocwork local 184 ->
  * 190 M.  The classes of 1-3.5 KiB could keep maps too (at most 64
  * objects): pcpu_alloc, whose objects are never written, then faults half
- * as often, but their lost hands cost allocwork larson 6 % and local 2 %
+ * as often, but their lost hands cost allocwork larson 5 % and local 3 %
  * more instructions, where programs write what they allocate.
  */
 static inline bool slab_map_class(unsigned c) { return c >= SLAB_MAP_FIRST; }
