@@ -24,8 +24,6 @@
  * 2: a slab's carved and room count objects, no longer bytes; its header is in the region's chunk table.
  * 3: a thread cache's bins count their in-line hits and frees in the lists (pcp_list_pops, and
  *    pcp_list_cap less pcp_list_left), no longer in pcp_hits and pcp_frees.
- */
-/*
  * 4: a slab of objects of slab_map_size bytes or more keeps a bitmap of other threads' frees in its
  *    remote word (their count is its bits set), not a count above remote_shift.
  */

@@ -4,10 +4,8 @@
  * them into NULL/errno or an abort.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "track.h" /* first: in a tracking build it renames the entry points defined here */
 
@@ -16,6 +14,7 @@
 #include "huge.h"
 #include "init.h"
 #include "numa_node.h"
+#include "os.h"
 #include "pcp.h"
 #include "probes.h"
 #include "prof.h"
@@ -27,12 +26,7 @@
 
 __attribute__((noreturn, cold)) void uvm__invalid_pointer(const char *fn, const void *p)
 {
-	char msg[128];
-	int n = snprintf(msg, sizeof(msg), "uvmalloc: %s(): invalid pointer %p\n", fn, p);
-
-	if (n > 0 && write(2, msg, (size_t)n) < 0)
-		abort();
-	abort();
+	os_abort("uvmalloc: %s(): invalid pointer %p\n", fn, p);
 }
 
 /* Every allocation of an area funnels here, malloc's large ones too. */

@@ -12,8 +12,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <numaif.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -257,6 +260,20 @@ void os_bind(uintptr_t addr, size_t size, unsigned node)
 }
 
 void os_init(int guard_pages) { atomic_store(&guards, guard_pages != 0); }
+
+void os_abort(const char *fmt, ...)
+{
+	char msg[192];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n > 0 && write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1) < 0)
+		abort();
+	abort();
+}
 
 /* Said once, by whichever thread saw the refusal first. */
 static void say_guard_missing(void)

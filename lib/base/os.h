@@ -51,6 +51,8 @@ struct iovec;
  * one).
  */
 size_t os_release_ranges(const struct iovec *r, size_t n);
+/* The message (printf's format) on stderr with no allocation, then abort(): the bad pointers' and corruptions' end. */
+__attribute__((noreturn, cold, format(printf, 1, 2))) void os_abort(const char *fmt, ...);
 /* The pages of the ranges r[0..n) back, as os_release_ranges, where no guard marker can be (inside a slab); the calls made. */
 size_t os_discard_ranges(const struct iovec *r, size_t n);
 /* MADV_NOHUGEPAGE over the ranges r[0..n), batched as os_release_ranges batches; the calls made. */

@@ -23,13 +23,11 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/uio.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "area.h"
 #include "arena.h"
@@ -59,13 +57,8 @@ static uintptr_t mask_of(const struct slab *s) { return uvm__slab_key ^ (uintptr
 
 void slab_corrupt(const struct slab *s, const char *what, const void *where)
 {
-	char msg[160];
-	int n = snprintf(msg, sizeof(msg), "uvmalloc: corrupted %s in slab %p at %p (a write past a block or after its free)\n",
-			 what, (const void *)s, where);
-
-	if (n > 0 && write(2, msg, (size_t)n) < 0)
-		abort();
-	abort();
+	os_abort("uvmalloc: corrupted %s in slab %p at %p (a write past a block or after its free)\n", what, (const void *)s,
+		 where);
 }
 
 /* The bits of a map class's objects that were carved (the others are never free). */
@@ -97,12 +90,7 @@ static bool map_freed(const struct slab *s, uintptr_t bit)
 /* p, an object of s, freed a second time (a map class's bit was set already). */
 static __attribute__((noreturn, cold)) void double_free(const void *p)
 {
-	char msg[128];
-	int n = snprintf(msg, sizeof(msg), "uvmalloc: free(): invalid pointer %p (freed already)\n", p);
-
-	if (n > 0 && write(2, msg, (size_t)n) < 0)
-		abort();
-	abort();
+	os_abort("uvmalloc: free(): invalid pointer %p (freed already)\n", p);
 }
 
 static struct {

@@ -86,7 +86,7 @@ size_t vn_pooled_pages(void);
 /* Move 1/4 of each pool (all of it when full) onto out, most recently added first (decay_va_pool_node). */
 void vn_pool_decay(unsigned id, int full, struct list_head *out);
 
-/* Iteration for vmallocinfo: copy up to max live (or lazy) areas of node id with va_start > after into buf. */
+/* Iteration (vmallocinfo, the slabs' figures): copy up to max live (or lazy) areas of node id with va_start > after into buf. */
 size_t vn_busy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max);
 size_t vn_lazy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max);
 typedef size_t (*vn_snapshot_fn)(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max);
