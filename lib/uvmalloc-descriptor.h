@@ -26,8 +26,10 @@
  *    pcp_list_cap less pcp_list_left), no longer in pcp_hits and pcp_frees.
  * 4: a slab of objects of slab_map_size bytes or more keeps a bitmap of other threads' frees in its
  *    remote word (their count is its bits set), not a count above remote_shift.
+ * 5: a thread heap's hands are counted by a pointer per class to the first empty slot (heap_hand_top),
+ *    no longer by a uint32_t count.
  */
-#define UVM_DESCRIPTOR_VERSION 4
+#define UVM_DESCRIPTOR_VERSION 5
 
 struct uvm_descriptor {
 	char magic[8];          /* UVM_DESCRIPTOR_MAGIC, NUL-terminated */
@@ -101,11 +103,12 @@ struct uvm_descriptor {
 	/*
 	 * Appended later (0: no hands): a thread heap's hands, the freed small
 	 * objects it keeps per class, still counted used in their slabs: the
-	 * offsets in a heap of hand_classes uint32_t counts and of the pointers
-	 * (hand_classes rows of hand_size), which a reader takes out of its
-	 * slabs' live objects.
+	 * offsets in a heap of the pointers (hand_classes rows of hand_size),
+	 * which a reader takes out of its slabs' live objects, and of
+	 * hand_classes pointers to each row's first empty slot (version 5; a
+	 * uint32_t count before).
 	 */
-	uint64_t heap_hand_count, heap_hand, hand_size, hand_classes;
+	uint64_t heap_hand_top, heap_hand, hand_size, hand_classes;
 
 	/*
 	 * Appended in version 3: a thread heap's cache lists, pcp_nr_nodes

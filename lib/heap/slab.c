@@ -317,6 +317,7 @@ void slab_heap_init(struct slab_heap *h)
 	for (unsigned c = 0; c < NCLASS; c++) {
 		list_init(&h->partial[c]);
 		list_init(&h->full[c]);
+		h->top[c] = h->mag[c];
 	}
 }
 
@@ -490,7 +491,7 @@ static void *alloc_in(struct slab_heap *h, unsigned c)
 	struct slab *s = h->cur[c];
 	void *p;
 
-	if (h->nmag[c])
+	if (h->top[c] != h->mag[c])
 		return slab_hand_pop(h, c);
 	p = likely(s && has_free(s)) ? take(s) : alloc_slow(h, c);
 
@@ -555,9 +556,9 @@ static void look_in_hand(struct heap *th, void *arg)
 {
 	struct hand_look *l = arg;
 	const struct slab_heap *h = &th->slab;
-	unsigned n = __atomic_load_n(&h->nmag[l->cls], __ATOMIC_RELAXED);
+	unsigned n = slab_hand_held(h, l->cls);
 
-	for (unsigned i = 0; i < n && i < SLAB_MAG && !l->found; i++)
+	for (unsigned i = 0; i < n && !l->found; i++)
 		l->found = __atomic_load_n(&h->mag[l->cls][i], __ATOMIC_RELAXED) == l->p;
 }
 
@@ -673,12 +674,9 @@ static void put_back(struct slab_heap *h, struct slab *s, void *p)
  */
 static void hand_flush(struct slab_heap *h, unsigned c)
 {
-	for (unsigned i = 0; i < h->nmag[c]; i++) {
-		void *q = h->mag[c][i];
-
-		put_back(h, region_chunk(region_of((uintptr_t)q), (uintptr_t)q), q);
-	}
-	h->nmag[c] = 0;
+	for (void **q = h->mag[c]; q < h->top[c]; q++)
+		put_back(h, region_chunk(region_of((uintptr_t)*q), (uintptr_t)*q), *q);
+	h->top[c] = h->mag[c];
 }
 
 /*
@@ -730,11 +728,11 @@ static void free_local(struct slab_heap *h, struct slab *s, void *p)
 	unsigned c = s->cls;
 
 	h->frees[c]++;
-	if (s->full || h->nmag[c] == SLAB_MAG || slab_map_class(c)) {
+	if (s->full || h->top[c] == h->mag[c] + SLAB_MAG || slab_map_class(c)) {
 		check_header(s);
 		list_local(h, s, p); /* a full slab goes back to the partial list */
 	} else {
-		h->mag[c][h->nmag[c]++] = p;
+		*h->top[c]++ = p;
 	}
 }
 
@@ -907,9 +905,9 @@ _Static_assert(NCLASS <= UVM_FRAG_CLASSES, "struct uvm_frag has too few classes"
  */
 static unsigned in_hand_of(const struct slab_heap *h, unsigned c, uintptr_t base)
 {
-	unsigned n = 0, held = h ? __atomic_load_n(&h->nmag[c], __ATOMIC_RELAXED) : 0;
+	unsigned n = 0, held = h ? slab_hand_held(h, c) : 0;
 
-	for (unsigned i = 0; i < held && i < SLAB_MAG; i++)
+	for (unsigned i = 0; i < held; i++)
 		n += (uintptr_t)__atomic_load_n(&h->mag[c][i], __ATOMIC_RELAXED) - base < SLAB_SIZE;
 	return n;
 }
@@ -1030,7 +1028,7 @@ void slab_fork_child(void)
 
 void slab_describe(struct uvm_descriptor *d)
 {
-	d->heap_hand_count = offsetof(struct heap, slab) + offsetof(struct slab_heap, nmag);
+	d->heap_hand_top = offsetof(struct heap, slab) + offsetof(struct slab_heap, top);
 	d->heap_hand = offsetof(struct heap, slab) + offsetof(struct slab_heap, mag);
 	d->hand_size = SLAB_MAG;
 	d->hand_classes = NCLASS;

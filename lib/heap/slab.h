@@ -109,7 +109,16 @@ _Static_assert(SLAB_SIZE == (size_t)1 << ARENA_CHUNK_SHIFT, "a slab is one chunk
 /* One thread's slabs. */
 struct slab_heap {
 	struct slab *cur[SLAB_CLASSES];
-	unsigned nmag[SLAB_CLASSES]; /* objects in hand, by class (mag): beside cur, which the hit reads too */
+	/*
+	 * The next free slot of mag[c], by class: mag[c] + the objects in
+	 * hand.  A pointer (jemalloc's cache_bin stack_head), not a count: with
+	 * a count, both sides indexed mag[c] by a word the other had just
+	 * stored, on the loop-carried chain of every malloc-free loop, and
+	 * uvm_malloc+uvm_free of 64 B took 8.0 ns a pair; with the pointer
+	 * 3.6 ns, tcmalloc's and jemalloc's 3.3 (50 M pairs, tools/hotpath; a
+	 * model of the two stacks alone showed the same 7.6 against 3.9).
+	 */
+	void **top[SLAB_CLASSES];
 	struct list_head partial[SLAB_CLASSES], full[SLAB_CLASSES];
 	/* By class, so that bytes are counts times class sizes: no add of a size on the fast paths. */
 	uint64_t allocs[SLAB_CLASSES], frees[SLAB_CLASSES];
@@ -287,10 +296,18 @@ static inline void *slab_map_take(struct slab *s)
 	return (void *)(s->base + (size_t)__builtin_ctzl(m) * s->size);
 }
 
+/* The objects in h's hand for class c; bounded, for other threads' racy reads. */
+static inline unsigned slab_hand_held(const struct slab_heap *h, unsigned c)
+{
+	uintptr_t n = ((uintptr_t)__atomic_load_n(&h->top[c], __ATOMIC_RELAXED) - (uintptr_t)h->mag[c]) / sizeof(void *);
+
+	return n < SLAB_MAG ? (unsigned)n : SLAB_MAG;
+}
+
 /* The hottest object of h's hand for class c (not empty). */
 static inline void *slab_hand_pop(struct slab_heap *h, unsigned c)
 {
-	void *p = h->mag[c][--h->nmag[c]];
+	void *p = *--h->top[c];
 
 	((uintptr_t *)p)[1] = 0; /* no longer marked free */
 	h->allocs[c]++;
@@ -305,11 +322,11 @@ static inline void *slab_hand_pop(struct slab_heap *h, unsigned c)
  */
 static inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
 {
-	unsigned c = uvm__slab_class[(size - 1) >> 4], n = h->nmag[c];
+	unsigned c = uvm__slab_class[(size - 1) >> 4];
 	struct slab *s = h->cur[c];
 	void *p;
 
-	if (n)
+	if (h->top[c] != h->mag[c])
 		return slab_hand_pop(h, c);
 	if (unlikely(!s))
 		return NULL;
@@ -388,7 +405,8 @@ void slab_map_free(struct slab_heap *h, struct slab *s, void *p);
 
 static inline enum slab_hit slab_free_hit(struct slab_heap *h, void *p, struct slab **s)
 {
-	unsigned c, n;
+	unsigned c;
+	void **t;
 
 	uintptr_t a = (uintptr_t)p;
 	const struct region *r = &uvm__regions[0];
@@ -422,15 +440,15 @@ static inline enum slab_hit slab_free_hit(struct slab_heap *h, void *p, struct s
 	atomic_signal_fence(memory_order_seq_cst); /* not reordered after the read */
 	if (((uintptr_t *)p)[1] == (*s)->mask)
 		return SLAB_NOT_MINE;
-	if (unlikely((n = h->nmag[c]) == SLAB_MAG)) {
+	if (unlikely((t = h->top[c]) == h->mag[c] + SLAB_MAG)) {
 		/* Only h changes a fast owner that is h (slab.c's publish): the load is stable. */
 		if (__atomic_load_n(&(*s)->fast, __ATOMIC_RELAXED) == h)
 			return slab_list_own(h, *s, p);
 		return SLAB_SEND_HOME;
 	}
 	((uintptr_t *)p)[1] = (*s)->mask; /* marked free */
-	h->mag[c][n] = p;
-	h->nmag[c] = n + 1;
+	*t = p;
+	h->top[c] = t + 1;
 	h->frees[c]++;
 	return SLAB_FREED;
 }

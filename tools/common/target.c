@@ -204,7 +204,7 @@ static enum target_err check_descriptor(const struct uvm_descriptor *d)
 	NEED(d->pcp_link < LAYOUT_MAX && d->pcp_hits < LAYOUT_MAX && d->pcp_misses < LAYOUT_MAX &&
 		     d->pcp_allocs < LAYOUT_MAX && d->pcp_frees < LAYOUT_MAX,
 	     "a thread cache field offset out of range");
-	NEED(!d->hand_size || (d->hand_size <= 256 && d->hand_classes <= 256 && d->heap_hand_count < LAYOUT_MAX &&
+	NEED(!d->hand_size || (d->hand_size <= 256 && d->hand_classes <= 256 && d->heap_hand_top < LAYOUT_MAX &&
 				d->heap_hand < LAYOUT_MAX),
 	     "a heap's hand out of range");
 	if (target_has_slabs(d)) {

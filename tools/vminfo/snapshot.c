@@ -427,15 +427,15 @@ static int cycle_step(struct cycle *c, uint64_t p)
 static void read_hand(const struct target *t, struct snapshot *s, uint64_t p)
 {
 	const struct uvm_descriptor *d = &t->d;
-	uint32_t n[256];
-	uint64_t row[256];
+	uint64_t top[256], row[256];
 
-	if (!d->hand_size || target_read(t, p + d->heap_hand_count, n, d->hand_classes * sizeof(n[0])))
+	if (!d->hand_size || target_read(t, p + d->heap_hand_top, top, d->hand_classes * sizeof(top[0])))
 		return;
 	for (uint64_t c = 0; c < d->hand_classes; c++) {
-		uint64_t k = n[c] < d->hand_size ? n[c] : d->hand_size;
+		uint64_t first = p + d->heap_hand + c * d->hand_size * 8, k = (top[c] - first) / 8;
 
-		if (!k || target_read(t, p + d->heap_hand + c * d->hand_size * 8, row, k * 8))
+		k = k < d->hand_size ? k : d->hand_size; /* a torn or stale pointer: bounded */
+		if (!k || target_read(t, first, row, k * 8))
 			continue;
 		if (s->nhand + k > s->cap_hand) {
 			size_t cap = 2 * s->cap_hand + d->hand_classes * d->hand_size; /* room for a heap's hands more */
