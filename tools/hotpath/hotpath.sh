@@ -9,9 +9,13 @@
 # Prints one line per row: the uvm_* API at 1, 16 and 64 pages (bins) and 256
 # (an order list), uvm_malloc at 16..1024 bytes, and plain malloc of 64 B,
 # 4 KiB, 64 KiB and 1 MiB under each
-# installed allocator (LD_PRELOAD).  Two columns: all instructions per
-# pair, and the allocator's own (less the loop's, measured with a null
-# allocator: a call that returns a static buffer and one that does nothing).
+# installed allocator (LD_PRELOAD).  Three columns: all instructions per
+# pair, the allocator's own (less the loop's, measured with a null
+# allocator: a call that returns a static buffer and one that does
+# nothing), and nanoseconds per pair, all of them: the median of five runs
+# of HOTPATH_LOOPS pairs (default 20 000 000) outside callgrind, which is
+# time on a noisy machine, but shows what instructions cannot (a
+# loop-carried chain through memory).
 set -eu
 build=${1:-build}
 bin=$build/tools/hotpath/hotpath
@@ -34,19 +38,27 @@ per_pair() { # preload kind size
 	echo $(( (b - a) / (hi - lo) ))
 }
 
+timed=${HOTPATH_LOOPS:-20000000}
+case $timed in '' | *[!0-9]*) echo "hotpath.sh: HOTPATH_LOOPS must be a number of pairs" >&2; exit 2 ;; esac
+
+ns() { # preload kind size -> median ns per pair of five runs
+	for i in 1 2 3 4 5; do env ${1:+LD_PRELOAD=$1} "$bin" "$2" "$3" "$timed" || exit 1; done | sort -n | sed -n 3p
+}
+
 loop=$(per_pair '' null 64) || exit 1
-row() { # label count
+row() { # label count preload kind size
 	[ -n "$2" ] || exit 1
-	printf '%-28s %8s %8s\n' "$1" "$2" $(($2 - loop))
+	t=$(ns "$3" "$4" "$5") || exit 1
+	printf '%-28s %8s %8s %8s\n' "$1" "$2" $(($2 - loop)) "$t"
 }
 
 lib=/usr/lib/x86_64-linux-gnu
-printf '%-28s %8s %8s\n' row all own
-for p in 1 16 64 256; do row "uvm_vmalloc ${p}p" "$(per_pair '' uvm $p)"; done
-for s in 16 64 256 1024; do row "uvm_malloc ${s}B" "$(per_pair '' slab $s)"; done
+printf '%-28s %8s %8s %8s\n' row all own ns
+for p in 1 16 64 256; do row "uvm_vmalloc ${p}p" "$(per_pair '' uvm $p)" '' uvm $p; done
+for s in 16 64 256 1024; do row "uvm_malloc ${s}B" "$(per_pair '' slab $s)" '' slab $s; done
 for a in "uvmalloc:$build/preload/libuvmalloc-preload.so" "glibc:" "jemalloc:$lib/libjemalloc.so.2" \
 	 "mimalloc:$lib/libmimalloc.so.2" "tcmalloc:$lib/libtcmalloc_minimal.so.4"; do
 	name=${a%%:*} so=${a#*:}
 	[ -z "$so" ] || [ -e "$so" ] || continue
-	for s in 64 4096 65536 1048576; do row "malloc ${s}B $name" "$(per_pair "$so" malloc $s)"; done
+	for s in 64 4096 65536 1048576; do row "malloc ${s}B $name" "$(per_pair "$so" malloc $s)" "$so" malloc $s; done
 done
