@@ -18,6 +18,7 @@
  * A warm-up pair runs first, so the loop measures hits only.  Prints the
  * nanoseconds per pair of the loop.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,20 @@ static __attribute__((noinline)) void *null_alloc(size_t n)
 }
 
 static __attribute__((noinline)) void null_free(void *p) { __asm__ volatile("" : : "r"(p) : "memory"); }
+
+/* One allocate, touch and free: false (said) when the allocation failed.  In line: the loop is this and nothing else. */
+static inline __attribute__((always_inline)) bool pair(void *(*alloc)(size_t), void (*release)(void *), size_t n)
+{
+	char *p = alloc(n);
+
+	if (!p) {
+		perror("hotpath");
+		return false;
+	}
+	*(volatile char *)p = 1;
+	release(p);
+	return true;
+}
 
 int main(int argc, char **argv)
 {
@@ -68,18 +83,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hotpath: unknown kind %s\n", argv[1]);
 		return 2;
 	}
-	for (long i = -1; i < loops; i++) {
-		char *p = alloc(n);
-
-		if (!p) {
-			perror("hotpath");
+	if (!pair(alloc, release, n)) /* the warm-up: the loop measures hits only */
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (long i = 0; i < loops; i++)
+		if (!pair(alloc, release, n))
 			return 1;
-		}
-		*(volatile char *)p = 1;
-		release(p);
-		if (i < 0)
-			clock_gettime(CLOCK_MONOTONIC, &t0); /* after the warm-up pair */
-	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("%.2f\n", loops ? ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (double)loops : 0.0);
 	return 0;
