@@ -565,6 +565,8 @@ static void finish(struct vmtrace_bpf *skel, struct report *r, const struct opti
 	}
 }
 
+#define LOOK_NS (20 * 1000 * 1000) /* between two looks at the maps (new processes, their mappings) */
+
 static int run(struct vmtrace_bpf *skel, struct report *r, const struct options *o, pid_t child, bool traced, int gate,
 	       const sigset_t *waiting)
 {
@@ -581,7 +583,7 @@ static int run(struct vmtrace_bpf *skel, struct report *r, const struct options 
 	if (o->pid)
 		report_proc(r, o->pid);
 	while (!done) {
-		struct timespec pause = { 0, 20 * 1000 * 1000 };
+		struct timespec pause = { 0, LOOK_NS };
 		double t = now_s();
 
 		target_exited = target_done(o, child, traced, &status, &exiting);
@@ -596,7 +598,7 @@ static int run(struct vmtrace_bpf *skel, struct report *r, const struct options 
 			if (t - last >= 0.001)
 				report_interval(r, t - start, t - last);
 			last = looked = t;
-		} else if (t - looked >= 0.02) { /* not on every stop of a command that takes many signals */
+		} else if (t - looked >= LOOK_NS / 1e9) { /* not on every stop of a command that takes many signals */
 			collect(skel, r, o, false);
 			looked = t;
 		}
