@@ -160,9 +160,10 @@ static void publish(struct slab *s)
 	__atomic_store_n(&s->fast, h && (!s->full || slab_map_class(s->cls)) ? h : NULL, __ATOMIC_RELAXED);
 }
 
+/* Atomic: other threads' frees read it (send_home), so that the owner hears of room in a full slab. */
 static void set_full(struct slab *s, unsigned full)
 {
-	s->full = full;
+	__atomic_store_n(&s->full, full, __ATOMIC_SEQ_CST);
 	publish(s);
 }
 
@@ -319,6 +320,7 @@ void slab_heap_init(struct slab_heap *h)
 		list_init(&h->full[c]);
 		h->top[c] = h->mag[c];
 	}
+	atomic_store_explicit(&h->woken, 0, memory_order_relaxed);
 }
 
 static void hand_flush(struct slab_heap *h, unsigned c);
@@ -416,10 +418,55 @@ static struct slab *adopt(struct slab_heap *h, unsigned c)
 	}
 	uvm_unlock(&sl.lock);
 	if (s) {
-		atomic_store_explicit(&s->owner, h, memory_order_release);
+		atomic_store_explicit(&s->owner, h, memory_order_seq_cst); /* before the look at its remote word: send_home */
 		publish(s);
 	}
 	return s;
+}
+
+/*
+ * s, h's slab of no room (on no list), onto h's full list, unless another
+ * thread's free reached it meanwhile: then onto the partial list, with
+ * room (false).  The full flag's store and the remote word's load, both
+ * sequentially consistent, pair with send_home's push and load of the
+ * flag: either this load sees the push, or that freer sees the flag and
+ * wakes h (slab_heap.woken).
+ */
+static bool park_full(struct slab_heap *h, struct slab *s)
+{
+	list_add(&s->link, &h->full[s->cls]);
+	set_full(s, 1);
+	if (likely(!atomic_load_explicit(&s->remote, memory_order_seq_cst)))
+		return true;
+	list_del(&s->link);
+	list_add(&s->link, &h->partial[s->cls]);
+	set_full(s, 0);
+	return !has_room(s); /* collects: false */
+}
+
+/*
+ * The full slabs of class c that other threads freed into since h last
+ * looked, onto the partial list: all of them at once, and only when a
+ * freer said so.  (A look at every full slab on each refill made a heap
+ * that only grows quadratic: allocwork refill, 350 full slabs of its
+ * largest class, spent 14 % of its time reading their headers.)  The
+ * flag is cleared before the look, so a free the look misses sets it again.
+ */
+static void wake_full(struct slab_heap *h, unsigned c)
+{
+	uint64_t bit = (uint64_t)1 << c;
+	struct slab *s, *n;
+
+	if (likely(!(atomic_load_explicit(&h->woken, memory_order_relaxed) & bit)))
+		return;
+	atomic_fetch_and_explicit(&h->woken, ~bit, memory_order_seq_cst);
+	list_for_each_entry_safe(s, n, &h->full[c], link) {
+		if (has_room(s)) {
+			list_del(&s->link);
+			list_add(&s->link, &h->partial[c]);
+			set_full(s, 0);
+		}
+	}
 }
 
 /* A slab of class c with room: a partial one, a full one that others freed into, an orphan, or a new one. */
@@ -427,32 +474,28 @@ static struct slab *refill(struct slab_heap *h, unsigned c)
 {
 	struct slab *s, *n;
 
+	wake_full(h, c);
 	list_for_each_entry_safe(s, n, &h->partial[c], link) {
 		if (has_room(s))
 			return s;
 		list_del(&s->link);
-		list_add(&s->link, &h->full[c]);
-		set_full(s, 1);
-	}
-	list_for_each_entry_safe(s, n, &h->full[c], link) {
-		if (has_room(s)) {
-			list_del(&s->link);
-			list_add(&s->link, &h->partial[c]);
-			set_full(s, 0);
+		if (!park_full(h, s))
 			return s;
-		}
 	}
 	/* An orphan may have no room yet: it is ours now all the same, on the full list until frees reach it. */
-	while ((s = adopt(h, c)) && !has_room(s)) {
-		list_add(&s->link, &h->full[c]);
-		set_full(s, 1);
+	while ((s = adopt(h, c))) {
+		if (has_room(s)) {
+			set_full(s, 0);
+			list_add(&s->link, &h->partial[c]);
+			break;
+		}
+		if (!park_full(h, s))
+			break;
 	}
-	if (s)
-		UVM_TRACE(slab_refill, s->size, 1);
-	else if ((s = new_slab(h, c)))
-		UVM_TRACE(slab_refill, s->size, 2);
 	if (s) {
-		set_full(s, 0);
+		UVM_TRACE(slab_refill, s->size, 1);
+	} else if ((s = new_slab(h, c))) {
+		UVM_TRACE(slab_refill, s->size, 2);
 		list_add(&s->link, &h->partial[c]);
 	}
 	return s;
@@ -596,7 +639,7 @@ static unsigned free_remote_map(struct slab *s, const void *p)
 
 	if (__atomic_load_n(&s->map, __ATOMIC_RELAXED) & bit)
 		double_free(p);
-	old = atomic_fetch_or_explicit(&s->remote, bit, memory_order_release);
+	old = atomic_fetch_or_explicit(&s->remote, bit, memory_order_seq_cst);
 	if (old & bit)
 		double_free(p);
 	return (unsigned)__builtin_popcountl(old | bit);
@@ -613,13 +656,32 @@ static unsigned free_remote(struct slab *s, void *p)
 	do {
 		slab_set_link(s, p, slab_remote_head(old));
 		new = ((old >> SLAB_REMOTE_SHIFT) + 1) << SLAB_REMOTE_SHIFT | (uintptr_t)p;
-	} while (!atomic_compare_exchange_weak_explicit(&s->remote, &old, new, memory_order_release, memory_order_relaxed));
+	} while (!atomic_compare_exchange_weak_explicit(&s->remote, &old, new, memory_order_seq_cst, memory_order_relaxed));
 	return (unsigned)(new >> SLAB_REMOTE_SHIFT); /* not slab_remote_count: s may be another slab already */
+}
+
+/*
+ * After a push onto s's remote word: if s sits on its owner's full list,
+ * tell the owner that class c has room there (slab_heap.woken), so that
+ * its refills need not look at every full slab.  The owner and the flag
+ * are read after the push (sequentially consistent, as the push), so an
+ * owner that marks s full or adopts it and then misses the push is seen
+ * here (park_full, adopt).  s may be another slab by now: its owner then
+ * looks once for nothing.
+ */
+static void wake_owner(struct slab *s, unsigned c)
+{
+	struct slab_heap *o = atomic_load_explicit(&s->owner, memory_order_seq_cst);
+	uint64_t bit = (uint64_t)1 << c;
+
+	if (o && __atomic_load_n(&s->full, __ATOMIC_SEQ_CST) && !(atomic_load_explicit(&o->woken, memory_order_relaxed) & bit))
+		atomic_fetch_or_explicit(&o->woken, bit, memory_order_seq_cst);
 }
 
 /* p, freed, home to its slab s of another thread (or an orphan): its remote list, and s released if that emptied an orphan. */
 static void send_home(struct slab *s, void *p)
 {
+	unsigned c = s->cls;
 	bool orphan = !atomic_load_explicit(&s->owner, memory_order_acquire);
 	unsigned last = orphan ? __atomic_load_n(&s->orphan_used, __ATOMIC_RELAXED) : 0;
 
@@ -630,6 +692,7 @@ static void send_home(struct slab *s, void *p)
 	 */
 	if (free_remote(s, p) == last && orphan)
 		release_orphan(s); /* under the orphan lock, which finds out whether s is still the orphan */
+	wake_owner(s, c);
 }
 
 /* What a free into h's slab s changes of s's state, its used count already lowered: a full slab has room, an empty one goes. */

@@ -95,7 +95,7 @@ struct slab {
 	uintptr_t map;                   /* a map class's free objects, the owner's: bit i set while object i is carved and not handed out */
 	_Atomic uintptr_t remote;        /* frees by other threads: their count << SLAB_REMOTE_SHIFT | the list's head; a map class's, their bits */
 	struct slab_heap *_Atomic owner; /* NULL: orphaned */
-	unsigned full;
+	unsigned full;                   /* on the owner's full list; written by the owner, read by other threads' frees (atomics) */
 	unsigned orphan;                 /* on an orphan list (sl.lock) */
 	unsigned orphan_used;            /* used when it was orphaned, which no one changes until it is adopted */
 	unsigned life;                   /* which slab this area is: new each time (its mask with it) */
@@ -141,7 +141,14 @@ struct slab_heap {
 	 */
 	void *mag[SLAB_CLASSES][SLAB_MAG];
 	unsigned refills; /* slabs switched to or collected: one in SLAB_DECAY_EVERY looks at the area caches' decay */
+	/*
+	 * Bit c: another thread freed into a full slab of class c of this
+	 * heap's; the next refill of the class looks at its full slabs.  The
+	 * one word other threads write here: a line of its own.
+	 */
+	_Alignas(64) _Atomic uint64_t woken;
 };
+_Static_assert(SLAB_CLASSES <= 64, "a class is a bit of slab_heap.woken");
 
 void slab_heap_init(struct slab_heap *h);
 /* A thread that is gone leaves its slabs to others: empty ones are released, the rest orphaned. */
