@@ -114,7 +114,7 @@ static void init_once(void)
 	if (!init_err)
 		init_err = pcp_init(numa_nodes());
 	if (!init_err)
-		init_err = heap_init(numa_nodes());
+		init_err = heap_init(numa_nodes(), (unsigned)cpus);
 	if (!init_err)
 		init_err = slab_init();
 	stats_init();

@@ -28,7 +28,8 @@ static __thread bool tls_exited __attribute__((tls_model("initial-exec")));
 static struct {
 	uvm_lock_t lock;         /* live and vacant, and the counters exited threads folded in */
 	struct list_head live;   /* every heap: running threads', vacant ones, and in a fork child the dead ones */
-	struct list_head vacant; /* heaps of exited threads, newest first, their caches kept for the next thread */
+	struct list_head vacant; /* heaps of exited threads: the warm ones first, newest first */
+	unsigned warm, warm_max; /* vacant heaps that kept their area caches, and how many may (thread_exit) */
 	size_t size;            /* of one heap, a page multiple */
 	size_t nr;              /* heaps made (never unmapped; each cleared whole when taken, so resident) */
 	pthread_key_t key;
@@ -151,18 +152,35 @@ bool heap_inbox_take(struct heap *h, struct list_head *out)
 static void thread_exit(void *arg)
 {
 	struct heap *h = arg;
+	bool warm;
 
 	track_quiet(); /* collecting remote frees walks freed objects */
 	/* Before the inbox drains: a free that still pushed after this sees it and takes the inbox back (pcp.c). */
 	atomic_store(&h->retired, true);
 	/* Slabs first: the empty ones go back to the area cache, which the next thread gets. */
 	slab_heap_exit(&h->slab);
-	pcp_heap_vacate(h);
+	/*
+	 * One warm heap per CPU at most: a program replacing its threads runs
+	 * that many at once, and the rest of its exits drain whole to the
+	 * nodes, where every thread's misses find them.  (Each exit kept its
+	 * cache: 64 threads of allocwork local on 2 CPUs ended with 142 MiB in
+	 * the caches of exited threads no new thread would adopt, for 30 MiB
+	 * live, and a peak RSS 2.9x jemalloc's.)
+	 */
+	uvm_lock(&reg.lock);
+	warm = reg.warm < reg.warm_max;
+	reg.warm += warm;
+	uvm_unlock(&reg.lock);
+	pcp_heap_vacate(h, warm);
 	uvm_lock(&reg.lock);
 	slab_heap_fold(&h->slab);
 	pcp_heap_fold(&h->pcp);
 	h->vacant = true;
-	list_add(&h->vacant_link, &reg.vacant);
+	h->warm = warm;
+	if (warm)
+		list_add(&h->vacant_link, &reg.vacant);
+	else
+		list_add_tail(&h->vacant_link, &reg.vacant);
 	uvm_unlock(&reg.lock);
 	/* Later destructors of the program still allocate and free: they go without a heap (slab.c, pcp.c). */
 	uvm__heap = NULL;
@@ -178,8 +196,9 @@ static void thread_exit(void *arg)
  */
 __attribute__((constructor)) static void heap_register(void) { reg.claims = membarrier_register(); }
 
-int heap_init(unsigned nodes)
+int heap_init(unsigned nodes, unsigned cpus)
 {
+	reg.warm_max = cpus;
 	reg.size = align_up(sizeof(struct heap) + pcp_lists_size(nodes), UVM_PAGE_SIZE);
 	return pthread_key_create(&reg.key, thread_exit);
 }
@@ -220,6 +239,8 @@ struct heap *heap_attach(void)
 		h = list_first_entry(&reg.vacant, struct heap, vacant_link);
 		list_del(&h->vacant_link);
 		h->vacant = false;
+		reg.warm -= h->warm;
+		h->warm = false;
 	}
 	uvm_unlock(&reg.lock);
 	if (h) {

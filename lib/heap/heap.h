@@ -22,7 +22,8 @@
  * the whole list with one exchange on its next miss.  Heaps are never
  * unmapped; an exited thread's heap is vacant: its slabs are orphaned, but
  * its area cache, still backed, waits (up to PCP_VACANT_PAGES, decaying as
- * an idle thread's) for the next thread, which adopts the heap.
+ * an idle thread's) for the next thread, which adopts the heap: one such
+ * warm heap per CPU at most, the others' caches drain whole.
  */
 #ifndef UVM_HEAP_H
 #define UVM_HEAP_H
@@ -42,6 +43,7 @@ struct heap {
 	_Atomic unsigned claimed;        /* another thread holds the caches: the owner waits */
 	bool dead;                       /* a fork child's copy of another thread's heap: never touched again */
 	bool vacant;                     /* its thread exited, no other has adopted it yet (registry lock) */
+	bool warm;                       /* vacant with its area cache kept (registry lock): heap.c's thread_exit */
 	long prof_left;                  /* bytes until the next sample (prof.h); 0 in a fresh heap: its first call draws */
 	size_t prof_big, prof_rate;      /* always sampled from this size on; the rate prof_left was drawn for */
 	uint64_t prof_rng;
@@ -53,8 +55,8 @@ struct heap {
 
 extern __thread struct heap *uvm__heap __attribute__((tls_model("initial-exec")));
 
-/* Set up the registry for nodes NUMA nodes (pcp's lists).  0 or an errno. */
-int heap_init(unsigned nodes);
+/* Set up the registry for nodes NUMA nodes (pcp's lists) on cpus CPUs.  0 or an errno. */
+int heap_init(unsigned nodes, unsigned cpus);
 struct heap *heap_attach(void);
 
 /* The calling thread's heap, made on first use; NULL once the thread has passed its exit. */

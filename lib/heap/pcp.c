@@ -353,7 +353,7 @@ void pcp_heap_exit(struct heap *h)
 	heap_leave(h);
 }
 
-void pcp_heap_vacate(struct heap *h)
+void pcp_heap_vacate(struct heap *h, bool warm)
 {
 	struct pcp *p = &h->pcp;
 	LIST_HEAD(out);
@@ -362,7 +362,7 @@ void pcp_heap_vacate(struct heap *h)
 	heap_inbox_take(h, &out);
 	if (p->high > PCP_VACANT_PAGES)
 		p->high = PCP_VACANT_PAGES;
-	set_room(p, drain_locked(p, cached_pages(p), p->high, &out));
+	set_room(p, drain_locked(p, cached_pages(p), warm ? p->high : 0, &out));
 	heap_leave(h);
 	purge_free_backed(&out);
 }

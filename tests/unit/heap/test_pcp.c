@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/sysinfo.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -381,6 +382,43 @@ Test(pcp, an_exited_thread_leaves_at_most_pcp_vacant_pages)
 	cr_assert_gt(had - before, PCP_VACANT_PAGES * 4096, "the thread cached only %zu bytes", had - before);
 	cr_assert_leq(stats().cached_bytes - before, PCP_VACANT_PAGES * 4096);
 	cr_assert_gt(stats().cached_bytes - before, 0);
+}
+
+static pthread_barrier_t all_cached;
+
+/* alloc_touch_free_and_exit, leaving only once every thread of the test has its cache. */
+static void *cache_then_exit_together(void *arg)
+{
+	alloc_touch_free_and_exit(arg);
+	pthread_barrier_wait(&all_cached);
+	return NULL;
+}
+
+/*
+ * Threads that exit together leave at most one warm heap per CPU: the
+ * others drain whole to the nodes (a program that ends its 64 workers at
+ * once would otherwise keep 64 caches no thread adopts).  The next thread
+ * adopts a warm one.
+ */
+Test(pcp, at_most_one_warm_vacant_heap_per_cpu)
+{
+	unsigned cpus = (unsigned)get_nprocs(), n = cpus + 3;
+	pthread_t t[n];
+	struct again a = { 0 };
+	uint64_t before;
+
+	uvm_free(uvm_malloc(1)); /* this thread's own heap first */
+	before = stats().cached_count;
+	cr_assert_eq(pthread_barrier_init(&all_cached, NULL, n), 0);
+	for (unsigned i = 0; i < n; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, cache_then_exit_together, NULL), 0);
+	for (unsigned i = 0; i < n; i++)
+		cr_assert_eq(pthread_join(t[i], NULL), 0);
+	cr_assert_eq(stats().cached_count - before, 10 * cpus, "%u threads exited together and left %lu cached areas, not %u",
+		     n, (unsigned long)(stats().cached_count - before), 10 * cpus);
+	cr_assert_eq(pthread_create(&t[0], NULL, alloc_the_same_again, &a), 0);
+	cr_assert_eq(pthread_join(t[0], NULL), 0);
+	cr_assert_eq(a.hits, 10, "the next thread adopted a cold heap: %lu hits of 10", (unsigned long)a.hits);
 }
 
 /* A vacant heap decays as an idle thread's cache does: empty within a few steps. */
