@@ -44,7 +44,7 @@ static const struct uvm_option table[OPT__COUNT] = {
 			"1 = install a real guard page after every area (MADV_GUARD_INSTALL, Linux 6.13+) so overflows fault" },
 	[OPT_NODES] = { "UVM_NODES", 0, 0, 128, "number of vmap nodes (busy trees, lazy lists, pools); 0 = one per CPU, at most 128" },
 	[OPT_PCP] = { "UVM_PCP", 1, 0, 1, "1 = per-thread caches of freed, still backed areas (bins and order lists); 0 = every free goes to the node" },
-	[OPT_PCP_HIGH] = { "UVM_PCP_HIGH", 256LL << 20, 0, 1LL << 40,
+	[OPT_PCP_HIGH] = { "UVM_PCP_HIGH", 4LL << 30, 0, 1LL << 40,
 			   "most bytes one thread's cache may grow to (its high watermark adapts between 4M and this)", .live = true },
 	[OPT_THP] = { "UVM_THP", 2, 0, 2,
 		      "transparent huge pages: always = every area of 2M or more, huge-only = uvm_vmalloc_huge areas of 2M or more, never",
