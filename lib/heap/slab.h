@@ -144,9 +144,10 @@ struct slab_heap {
 	/*
 	 * Bit c: another thread freed into a full slab of class c of this
 	 * heap's; the next refill of the class looks at its full slabs.  The
-	 * one word other threads write here: a line of its own.
+	 * one word other threads write here, last, past the hands: a freer
+	 * writes it only when its bit is clear, once a refill of the class.
 	 */
-	_Alignas(64) _Atomic uint64_t woken;
+	_Atomic uint64_t woken;
 };
 _Static_assert(SLAB_CLASSES <= 64, "a class is a bit of slab_heap.woken");
 

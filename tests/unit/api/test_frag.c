@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -263,6 +264,7 @@ Test(frag, size_is_the_version)
 }
 
 static atomic_bool churn_stop;
+static atomic_int churning; /* threads past their first round */
 
 /* Small objects of every class replaced at random: refills, list moves and releases in the owner's slabs. */
 static void *churn(void *arg)
@@ -270,13 +272,16 @@ static void *churn(void *arg)
 	static _Thread_local void *slot[2048];
 	unsigned seed = (unsigned)(uintptr_t)arg;
 
-	while (!atomic_load(&churn_stop))
+	for (bool first = true; !atomic_load(&churn_stop); first = false) {
 		for (int i = 0; i < 10000; i++) {
 			unsigned k = (unsigned)rand_r(&seed) % 2048;
 
 			uvm_free(slot[k]);
 			slot[k] = uvm_malloc(1 + (size_t)rand_r(&seed) % 3584);
 		}
+		if (first)
+			atomic_fetch_add(&churning, 1);
+	}
 	for (int k = 0; k < 2048; k++)
 		uvm_free(slot[k]);
 	return NULL;
@@ -295,6 +300,8 @@ Test(frag, slabs_read_while_their_owners_run)
 	uvm_free(uvm_malloc(1));
 	for (int i = 0; i < 2; i++)
 		cr_assert_eq(pthread_create(&t[i], NULL, churn, (void *)(uintptr_t)(i + 1)), 0);
+	while (atomic_load(&churning) < 2) /* under load the reads below could all come before the threads' first slab */
+		sched_yield();
 	for (int r = 0; r < 300; r++) {
 		struct uvm_frag f = frag();
 
