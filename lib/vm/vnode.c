@@ -101,6 +101,17 @@ static struct vmap_node *owner_node(const struct vmap_area *va) { return &nodes[
 static void seq_begin(struct va_set *s) { uvm_seq_begin(&s->seq); }
 static void seq_end(struct va_set *s) { uvm_seq_end(&s->seq); }
 
+/* va into s at link, under parent (where a search for its address ends). */
+static void set_link(struct va_set *s, struct vmap_area *va, struct rb_node *parent, struct rb_node **link)
+{
+	seq_begin(s);
+	rb_link_node(&va->rb, parent, link);
+	rb_insert(&va->rb, &s->root, NULL);
+	s->nr++;
+	__atomic_store_n(&s->bytes, s->bytes + va_size(va), __ATOMIC_RELAXED); /* vn_busy_pages reads it unlocked */
+	seq_end(s);
+}
+
 static void set_insert(struct va_set *s, struct vmap_area *va)
 {
 	struct rb_node **link = &s->root.node, *parent = NULL;
@@ -109,12 +120,25 @@ static void set_insert(struct va_set *s, struct vmap_area *va)
 		parent = *link;
 		link = va->va_start < va_of(parent)->va_start ? &parent->left : &parent->right;
 	}
-	seq_begin(s);
-	rb_link_node(&va->rb, parent, link);
-	rb_insert(&va->rb, &s->root, NULL);
-	s->nr++;
-	__atomic_store_n(&s->bytes, s->bytes + va_size(va), __ATOMIC_RELAXED); /* vn_busy_pages reads it unlocked */
-	seq_end(s);
+	set_link(s, va, parent, link);
+}
+
+/*
+ * va into s right after prev, its neighbour below (no area lies between
+ * them): where a search for va's address ends, found from prev, not from
+ * the root (a split's tail; a search took one dependent load per level,
+ * a cache miss each in a heap of many areas).
+ */
+static void set_insert_after(struct va_set *s, struct vmap_area *prev, struct vmap_area *va)
+{
+	struct rb_node *parent = &prev->rb, **link = &parent->right;
+
+	if (*link) {
+		for (parent = *link; parent->left; parent = parent->left)
+			;
+		link = &parent->left;
+	}
+	set_link(s, va, parent, link);
 }
 
 static void set_erase(struct va_set *s, struct vmap_area *va)
@@ -229,7 +253,7 @@ void vn_busy_split(struct vmap_area *va, uintptr_t at, struct vmap_area *tail)
 	os_guard_install(at - UVM_PAGE_SIZE, UVM_PAGE_SIZE); /* no longer the user's: va is being cut */
 	uvm_lock(&vn->busy.lock);
 	resize_locked(&vn->busy, va, at);
-	set_insert(&vn->busy, tail);
+	set_insert_after(&vn->busy, va, tail);
 	uvm_unlock(&vn->busy.lock);
 	atomic_store_explicit(arena_slot(tail->va_start), tail, memory_order_release);
 }
@@ -249,6 +273,39 @@ void vn_busy_join(struct vmap_area *va, struct vmap_area *next)
 	set_erase(&vn->busy, next);
 	resize_locked(&vn->busy, va, end);
 	uvm_unlock(&vn->busy.lock);
+}
+
+static int set_check(struct va_set *s)
+{
+	const struct rb_node *n;
+	uintptr_t end = 0;
+	size_t nr = 0, bytes = 0;
+	int err;
+
+	uvm_lock(&s->lock);
+	err = rb_check(&s->root) < 0 ? -1 : 0;
+	for (n = rb_first(&s->root); n; n = rb_next(n)) {
+		const struct vmap_area *va = va_of(n);
+
+		if (va->va_start < end || va->va_end <= va->va_start)
+			err = -1;
+		end = va->va_end;
+		nr++;
+		bytes += va_size(va);
+	}
+	if (nr != s->nr || bytes != s->bytes)
+		err = -1;
+	uvm_unlock(&s->lock);
+	return err;
+}
+
+int vn_busy_check(void)
+{
+	int err = 0;
+
+	for (unsigned i = 0; i < nr_nodes; i++)
+		err |= set_check(&nodes[i].busy);
+	return err;
 }
 
 size_t vn_busy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max)

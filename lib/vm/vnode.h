@@ -88,6 +88,8 @@ void vn_pool_decay(unsigned id, int full, struct list_head *out);
 
 /* Iteration (vmallocinfo, the slabs' figures): copy up to max live (or lazy) areas of node id with va_start > after into buf. */
 size_t vn_busy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max);
+/* Every busy tree well formed: red-black, in address order with no overlap, its count and bytes its areas' (tests).  0 or -1. */
+int vn_busy_check(void);
 size_t vn_lazy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max);
 typedef size_t (*vn_snapshot_fn)(unsigned id, uintptr_t after, struct vmap_area *buf, size_t max);
 /*

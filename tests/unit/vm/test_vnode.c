@@ -1,12 +1,14 @@
 /*
  * tests/unit/vm/test_vnode.c - vmap nodes (lib/vm/vnode.c): a lookup from any byte of an
  * area finds it across nodes; busy areas filed under their owner thread's
- * node; a second region when the first is full.
+ * node; a second region when the first is full; the busy trees well formed
+ * through splits and joins.
  */
 #include "helpers.h"
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "arena.h"
 #include "area.h"
@@ -108,4 +110,63 @@ Test(vnode, second_region_when_the_first_is_full, .init = small_regions)
 	cr_assert_eq(arena_check(), 0);
 	uvm_stats(&st);
 	cr_assert_eq(st.free_bytes, st.reserved_bytes - st.regions * 4096);
+}
+
+struct churn_lane {
+	unsigned seed;
+	int bad; /* blocks whose busy area did not match the model */
+};
+
+/*
+ * Blocks of 1..40 pages grown and shrunk in place (vrealloc: joins with
+ * cached neighbours, splits of tails) and allocated from trimmed cached
+ * areas (splits), each checked at the end against the size it was given.
+ */
+static void *split_and_join(void *arg)
+{
+	enum { SLOTS = 64, OPS = 20000 };
+	struct churn_lane *l = arg;
+	char *p[SLOTS] = { 0 };
+	size_t size[SLOTS] = { 0 };
+
+	for (int i = 0; i < OPS; i++) {
+		unsigned k = (unsigned)rand_r(&l->seed) % SLOTS, what = (unsigned)rand_r(&l->seed) % 3;
+		size_t n = (1 + (size_t)rand_r(&l->seed) % 40) * 4096;
+
+		if (!p[k]) {
+			p[k] = uvm_vmalloc(n);
+			size[k] = n;
+		} else if (what == 0) {
+			uvm_vfree(p[k]);
+			p[k] = NULL;
+		} else {
+			p[k] = uvm_vrealloc(p[k], n);
+			size[k] = n;
+		}
+	}
+	for (int k = 0; k < SLOTS; k++) {
+		struct vmap_area va;
+
+		if (!p[k])
+			continue;
+		/* A trim keeps a one-page tail (no area is a guard page alone): a block may have a page more. */
+		l->bad += !vn_busy_lookup((uintptr_t)p[k], &va) || va.va_start != (uintptr_t)p[k] ||
+			  va.va_end < va.va_start + size[k] + 4096 || va.va_end > va.va_start + size[k] + 8192 ||
+			  uvm_vsize(p[k]) != va.va_end - va.va_start - 4096;
+		uvm_vfree(p[k]);
+	}
+	return NULL;
+}
+
+/* The busy trees stay ordered, balanced and counted while two threads split and join their areas. */
+Test(vnode, busy_trees_stay_well_formed_through_splits_and_joins)
+{
+	struct churn_lane l[2] = { { 1, 0 }, { 2, 0 } };
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, split_and_join, &l[1]), 0);
+	split_and_join(&l[0]);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(l[0].bad + l[1].bad, 0, "%d blocks' busy areas did not match their sizes", l[0].bad + l[1].bad);
+	cr_assert_eq(vn_busy_check(), 0, "a busy tree is out of order, unbalanced or miscounted");
 }
