@@ -167,6 +167,14 @@ static void set_full(struct slab *s, unsigned full)
 	publish(s);
 }
 
+/* s, on one of h's lists, onto the partial list of its class, not full. */
+static void to_partial(struct slab_heap *h, struct slab *s)
+{
+	list_del(&s->link);
+	list_add(&s->link, &h->partial[s->cls]);
+	set_full(s, 0);
+}
+
 /* m's inverse mod 2^32, for odd m: Newton's iteration doubles the bits right each step, from 3 (m m = 1 mod 8). */
 static uint32_t inverse(uint32_t m)
 {
@@ -426,8 +434,8 @@ static struct slab *adopt(struct slab_heap *h, unsigned c)
 
 /*
  * s, h's slab of no room (on no list), onto h's full list, unless another
- * thread's free reached it meanwhile: then onto the partial list, with
- * room (false).  The full flag's store and the remote word's load, both
+ * thread's free reached it meanwhile: then onto the partial list, those
+ * frees collected (false).  The full flag's store and the remote word's load, both
  * sequentially consistent, pair with send_home's push and load of the
  * flag: either this load sees the push, or that freer sees the flag and
  * wakes h (slab_heap.woken).
@@ -438,10 +446,9 @@ static bool park_full(struct slab_heap *h, struct slab *s)
 	set_full(s, 1);
 	if (likely(!atomic_load_explicit(&s->remote, memory_order_seq_cst)))
 		return true;
-	list_del(&s->link);
-	list_add(&s->link, &h->partial[s->cls]);
-	set_full(s, 0);
-	return !has_room(s); /* collects: false */
+	to_partial(h, s);
+	collect(s);
+	return false;
 }
 
 /*
@@ -460,13 +467,9 @@ static void wake_full(struct slab_heap *h, unsigned c)
 	if (likely(!(atomic_load_explicit(&h->woken, memory_order_relaxed) & bit)))
 		return;
 	atomic_fetch_and_explicit(&h->woken, ~bit, memory_order_seq_cst);
-	list_for_each_entry_safe(s, n, &h->full[c], link) {
-		if (has_room(s)) {
-			list_del(&s->link);
-			list_add(&s->link, &h->partial[c]);
-			set_full(s, 0);
-		}
-	}
+	list_for_each_entry_safe(s, n, &h->full[c], link)
+		if (has_room(s))
+			to_partial(h, s);
 }
 
 /* A slab of class c with room: a partial one, a full one that others freed into, an orphan, or a new one. */
@@ -698,11 +701,8 @@ static void send_home(struct slab *s, void *p)
 /* What a free into h's slab s changes of s's state, its used count already lowered: a full slab has room, an empty one goes. */
 static void freed_into(struct slab_heap *h, struct slab *s)
 {
-	if (s->full) {
-		list_del(&s->link);
-		list_add(&s->link, &h->partial[s->cls]);
-		set_full(s, 0);
-	}
+	if (s->full)
+		to_partial(h, s);
 	if (slab_emptied(h, s))
 		slab_release_empty(s);
 }

@@ -79,13 +79,24 @@ bool work_check(const unsigned char *p, uint64_t size, uint64_t tag)
 	return p[0] == (unsigned char)tag && p[size - 1] == (unsigned char)(tag >> 8);
 }
 
+void work_release(struct work_lane *w, struct work_slot *s)
+{
+	w->res.corrupt |= !work_check(s->p, s->size, s->tag);
+	w->res.checksum += s->p[0];
+	free(s->p);
+	s->p = NULL;
+}
+
+void work_write_pages(struct work_slot *s)
+{
+	for (uint64_t off = 4096; off < s->size - 1; off += 4096) /* work_fill wrote the ends */
+		s->p[off] = (unsigned char)off;
+}
+
 void work_replace(struct work_lane *w, struct work_slot *s, uint64_t size)
 {
-	if (s->p) {
-		w->res.corrupt |= !work_check(s->p, s->size, s->tag);
-		w->res.checksum += s->p[0];
-		free(s->p);
-	}
+	if (s->p)
+		work_release(w, s);
 	s->p = malloc(size);
 	if (!s->p)
 		abort();

@@ -64,8 +64,12 @@ struct work_slot {
 	uint64_t size, tag;
 };
 
+/* Check the slot's block, add it to the checksum and free it; the slot is empty after. */
+void work_release(struct work_lane *w, struct work_slot *s);
 /* Check and free the slot's block, if any, then put a fresh one of size bytes there. */
 void work_replace(struct work_lane *w, struct work_slot *s, uint64_t size);
+/* Write one byte of every page of the slot's block between its ends (work_fill wrote those). */
+void work_write_pages(struct work_slot *s);
 
 /* Writes a block's first and last bytes from a tag; work_check reads them back. */
 void work_fill(unsigned char *p, uint64_t size, uint64_t tag);
