@@ -183,7 +183,7 @@ bool area_free_own_list(struct heap *h, struct vmap_area *va) { return area_push
 
 /*
  * Another thread's area: to its owner's inbox (pcp.c); one whose owner has
- * exited, backed to its node's pool, where the next threads' misses find it
+ * exited, or whose inbox went stale (heap.h), backed to its node's pool, where the next threads' misses find it
  * (lazily, it would wait for a purge while they fault fresh ranges in); one
  * no heap owns (no caches), lazily to the node.
  */

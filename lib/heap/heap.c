@@ -125,13 +125,36 @@ size_t heap_bytes(void) { return __atomic_load_n(&reg.nr, __ATOMIC_RELAXED) * re
 
 /* ------------------------------------------------------------- inbox */
 
-void heap_inbox_push(struct heap *h, struct vmap_area *va)
+/* Has h's inbox held more than HEAP_INBOX_PAGES for HEAP_INBOX_WAIT_NS? */
+static bool inbox_stale(struct heap *h)
 {
-	struct vmap_area *head = atomic_load_explicit(&h->inbox, memory_order_relaxed);
+	uint64_t full_at;
 
+	if (atomic_load_explicit(&h->inbox_pages, memory_order_relaxed) < HEAP_INBOX_PAGES)
+		return false;
+	full_at = atomic_load_explicit(&h->inbox_full_at, memory_order_relaxed);
+	return full_at && coarse_ns() - full_at > HEAP_INBOX_WAIT_NS;
+}
+
+/*
+ * The count and the list change apart (a take may fall between a push's
+ * two steps), so the bound is approximate; nothing is lost either way.
+ */
+bool heap_inbox_push(struct heap *h, struct vmap_area *va)
+{
+	size_t pages = va_pages(va), held;
+	struct vmap_area *head;
+
+	if (inbox_stale(h))
+		return false;
+	held = atomic_fetch_add_explicit(&h->inbox_pages, pages, memory_order_relaxed);
+	if (held < HEAP_INBOX_PAGES && held + pages >= HEAP_INBOX_PAGES)
+		atomic_store_explicit(&h->inbox_full_at, coarse_ns(), memory_order_relaxed);
+	head = atomic_load_explicit(&h->inbox, memory_order_relaxed);
 	do
 		va->list.next = head ? &head->list : NULL;
 	while (!atomic_compare_exchange_weak_explicit(&h->inbox, &head, va, memory_order_release, memory_order_relaxed));
+	return true;
 }
 
 bool heap_inbox_take(struct heap *h, struct list_head *out)
@@ -140,6 +163,8 @@ bool heap_inbox_take(struct heap *h, struct list_head *out)
 
 	if (!atomic_load_explicit(&h->inbox, memory_order_relaxed))
 		return false;
+	atomic_store_explicit(&h->inbox_pages, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->inbox_full_at, 0, memory_order_relaxed);
 	for (va = atomic_exchange_explicit(&h->inbox, NULL, memory_order_acquire); va; va = next) {
 		next = va->list.next ? list_entry(va->list.next, struct vmap_area, list) : NULL;
 		list_add_tail(&va->list, out);

@@ -654,9 +654,8 @@ bool pcp_give_back(struct vmap_area *va)
 	struct heap *owner = va->heap;
 	LIST_HEAD(out);
 
-	if (atomic_load(&owner->retired))
+	if (atomic_load(&owner->retired) || !heap_inbox_push(owner, va))
 		return false;
-	heap_inbox_push(owner, va);
 	/* The owner began its exit after our look: its exit may have drained the inbox already, so drain it here. */
 	if (unlikely(atomic_load(&owner->retired))) {
 		heap_inbox_take(owner, &out);

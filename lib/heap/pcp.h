@@ -312,8 +312,8 @@ bool pcp_absorb_next(struct heap *h, struct vmap_area *va, uintptr_t end);
 bool pcp_put(struct heap *h, struct vmap_area *va);
 /*
  * Another thread's free of va: onto its owner heap's inbox, for the
- * owner's next miss.  False when the owner is exiting or gone: the caller
- * frees va to the node.
+ * owner's next miss.  False when the owner is exiting or gone, or its
+ * inbox went stale (heap.h): the caller frees va to the node.
  */
 bool pcp_give_back(struct vmap_area *va);
 /* Count size bytes asked for by a slow path's allocation; h may be NULL. */

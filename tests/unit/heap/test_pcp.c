@@ -540,6 +540,61 @@ Test(pcp, free_goes_back_to_its_owner)
 	uvm_vfree(got);
 }
 
+struct free_later {
+	char **p;
+	int first, all;
+};
+
+/* Frees first areas, waits past HEAP_INBOX_WAIT_NS (and a coarse clock tick), frees the rest. */
+static void *free_then_wait(void *arg)
+{
+	struct free_later *f = arg;
+
+	for (int i = 0; i < f->all; i++) {
+		if (i == f->first)
+			usleep(30 * 1000);
+		uvm_vfree(f->p[i]);
+	}
+	return NULL;
+}
+
+/*
+ * An inbox its owner has not taken in for HEAP_INBOX_WAIT_NS, holding more
+ * than HEAP_INBOX_PAGES, takes no more: later frees go to the node's pool,
+ * where any thread finds them, instead of waiting on a thread that does not
+ * allocate.  What the inbox holds still comes back to the owner.
+ */
+Test(pcp, a_stale_inbox_sends_frees_to_the_node)
+{
+	enum { FIRST = 12, ALL = 20 }; /* 6 pages each: the inbox passes 64 pages at the 11th */
+	char *p[ALL], *q;
+	struct free_later f = { p, FIRST, ALL };
+	struct uvm_stats before, st;
+	pthread_t t;
+
+	for (int i = 0; i < ALL; i++) {
+		p[i] = uvm_vmalloc(5 * 4096);
+		p[i][0] = (char)i;
+	}
+	before = stats();
+	cr_assert_eq(pthread_create(&t, NULL, free_then_wait, &f), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	st = stats();
+	cr_assert_eq(st.pooled_count - before.pooled_count, ALL - FIRST, "%llu of the frees after the wait were pooled",
+		     (unsigned long long)(st.pooled_count - before.pooled_count));
+	cr_assert_eq(st.cached_count, before.cached_count);
+	for (int i = 0, seen = 0; i < ALL; i++) {
+		q = uvm_vmalloc(5 * 4096);
+		if (i < FIRST) {
+			cr_assert(q[0] >= 0 && q[0] < FIRST && !(seen & 1 << q[0]), "allocation %d is not one of the inbox's areas", i);
+			seen |= 1 << q[0];
+		}
+		p[i] = q;
+	}
+	for (int i = 0; i < ALL; i++)
+		uvm_vfree(p[i]);
+}
+
 /* A cached area holds its last user's data: uvm_vzalloc clears it when it comes back. */
 Test(pcp, vzalloc_of_a_cached_area_is_zero)
 {
