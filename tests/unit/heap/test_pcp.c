@@ -570,6 +570,7 @@ Test(pcp, a_stale_inbox_sends_frees_to_the_node)
 	char *p[ALL], *q;
 	struct free_later f = { p, FIRST, ALL };
 	struct uvm_stats before, st;
+	int pooled;
 	pthread_t t;
 
 	for (int i = 0; i < ALL; i++) {
@@ -580,12 +581,13 @@ Test(pcp, a_stale_inbox_sends_frees_to_the_node)
 	cr_assert_eq(pthread_create(&t, NULL, free_then_wait, &f), 0);
 	cr_assert_eq(pthread_join(t, NULL), 0);
 	st = stats();
-	cr_assert_eq(st.pooled_count - before.pooled_count, ALL - FIRST, "%llu of the frees after the wait were pooled",
-		     (unsigned long long)(st.pooled_count - before.pooled_count));
+	pooled = (int)(st.pooled_count - before.pooled_count);
+	/* The 12th free too, if the freeing thread waited 10 ms before it (a loaded machine): the inbox was full. */
+	cr_assert(pooled == ALL - FIRST || pooled == ALL - FIRST + 1, "%d of the frees after the wait were pooled", pooled);
 	cr_assert_eq(st.cached_count, before.cached_count);
 	for (int i = 0, seen = 0; i < ALL; i++) {
 		q = uvm_vmalloc(5 * 4096);
-		if (i < FIRST) {
+		if (i < ALL - pooled) {
 			cr_assert(q[0] >= 0 && q[0] < FIRST && !(seen & 1 << q[0]), "allocation %d is not one of the inbox's areas", i);
 			seen |= 1 << q[0];
 		}
