@@ -19,6 +19,7 @@ opts="suppressions=$PWD/tests/tsan.supp halt_on_error=1 exitcode=66 history_size
 cc -O1 -g -fsanitize=thread -Ilib tests/tsan_churn.c -o "$dir/tsan_churn" "$dir/lib/libuvmalloc.so.0.1.0" \
 	-Wl,-rpath,"$(cd "$dir" && pwd)/lib" -pthread
 TSAN_OPTIONS="$opts" "$dir/tsan_churn"
-# The map classes (4-8 KiB objects in slabs, their free state in the headers) are slabs only at UVM_SLAB_MAX=8K.
+# The map classes (4-8 KiB objects in slabs, their free state in the headers): by default the churn's blocks of 4097-7168
+# bytes are, and at UVM_SLAB_MAX=8K all of 4000-7999.
 UVM_SLAB_MAX=8K TSAN_OPTIONS="$opts" "$dir/tsan_churn"
 UVM_PROF_SAMPLE=4K UVM_PROF_UNWIND=libgcc TSAN_OPTIONS="$opts" "$dir/tsan_churn"

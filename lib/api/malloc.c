@@ -197,6 +197,23 @@ static uvm_noinline void *malloc_refill(struct heap *h, size_t size, const void 
 }
 
 /*
+ * A size above a page that a class serves with less rounding than an area
+ * (slab_fills): the class's hit, else its refill; an area when slabs are off.
+ */
+static uvm_noinline void *malloc_fill(struct heap *h, size_t size, const void *caller)
+{
+	void *p;
+
+	if (unlikely(!uvm__slab_max))
+		return malloc_counted(size, caller);
+	if (likely(p = slab_alloc_hit(&h->slab, size))) {
+		h->pcp.requested += size;
+		return p;
+	}
+	return malloc_refill(h, size, caller);
+}
+
+/*
  * The owner's hits in line (a slab's free list, an area's bin) after the
  * profile's countdown; everything else, sampling included, a tail call away.
  */
@@ -218,6 +235,9 @@ void *uvm_malloc(size_t size)
 		} else {
 			if (prof_due_area(h, size))
 				return malloc_profiled(size, CALLER());
+			/* Before the bins: a size a class serves better must not also take areas, or each kind's free ones wait for the other's sizes. */
+			if (unlikely(slab_fills(size)))
+				return malloc_fill(h, size, CALLER());
 			if ((va = area_alloc_hit(h, size, CALLER())))
 				return area_handed(h, va, size);
 			if (area_past_bins(size))

@@ -406,7 +406,14 @@ uint64_t slab_made(void) { return atomic_load_explicit(&sl.lives, memory_order_r
 
 bool slab_serves_aligned(size_t size, size_t align)
 {
-	return size <= uvm__slab_max && align <= UVM_PAGE_SIZE && class_size(class_for(size, align)) <= uvm__slab_max;
+	size_t cls;
+
+	if (!uvm__slab_max || size > SLAB_OBJ_MAX || align > UVM_PAGE_SIZE)
+		return false;
+	cls = class_size(class_for(size, align));
+	if (size <= uvm__slab_max && cls <= uvm__slab_max)
+		return true;
+	return size > UVM_PAGE_SIZE && cls < align_up(size, UVM_PAGE_SIZE);
 }
 
 /* ------------------------------------------------------- allocation */

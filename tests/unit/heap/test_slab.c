@@ -56,6 +56,62 @@ Test(slab, classes_fit_sizes)
 	uvm_free(big);
 }
 
+/* Whether p is a slab object whose usable size is want. */
+static bool slab_object_of(void *p, size_t want)
+{
+	size_t n = 0;
+
+	return slab_check(p, &n) == SLAB_LIVE && n == want;
+}
+
+/*
+ * Above UVM_SLAB_MAX, a block comes from a slab where its class is smaller
+ * than its size rounded up to pages (4097..7168 B: 5, 6 and 7 KiB), and is
+ * an area where the pages fit it as well (3585..4096, 7169 B and up); the
+ * same through every entry (malloc, calloc, aligned_alloc, realloc).
+ */
+Test(slab, sizes_above_a_page_take_a_class_where_it_wastes_less)
+{
+	static const struct {
+		size_t size, slab; /* the class, or 0: an area */
+	} want[] = { { 3585, 0 }, { 4096, 0 }, { 4097, 5120 }, { 4368, 5120 }, { 5121, 6144 },
+		     { 6145, 7168 }, { 7168, 7168 }, { 7169, 0 }, { 8192, 0 }, { 8193, 0 } };
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		size_t size = want[i].size;
+		void *p[4] = { uvm_malloc(size), uvm_calloc(1, size), uvm_aligned_alloc(64, size), uvm_realloc(uvm_malloc(16), size) };
+
+		for (int k = 0; k < 4; k++) {
+			size_t n = 0;
+
+			cr_assert_not_null(p[k]);
+			if (want[i].slab)
+				cr_assert(slab_object_of(p[k], want[i].slab), "entry %d: %zu bytes are not a %zu-byte slab object", k, size,
+					  want[i].slab);
+			else
+				cr_assert(slab_check(p[k], &n) == SLAB_NONE && (uintptr_t)p[k] % 4096 == 0, "entry %d: %zu bytes are not an area",
+					  k, size);
+			memset(p[k], 0x5a, size);
+		}
+		for (int k = 0; k < 4; k++)
+			uvm_free(p[k]);
+	}
+}
+
+/* UVM_SLAB_MAX=0: no slabs at all, above a page either. */
+static void slabs_off(void) { setenv("UVM_SLAB_MAX", "0", 1); }
+
+Test(slab, no_slab_above_a_page_when_slabs_are_off, .init = slabs_off)
+{
+	void *p = uvm_malloc(5000), *q = uvm_aligned_alloc(64, 6000);
+	size_t n;
+
+	cr_assert(slab_check(p, &n) == SLAB_NONE && (uintptr_t)p % 4096 == 0, "5000 bytes with slabs off are not an area");
+	cr_assert(slab_check(q, &n) == SLAB_NONE && (uintptr_t)q % 4096 == 0, "6000 bytes with slabs off are not an area");
+	uvm_free(p);
+	uvm_free(q);
+}
+
 /* Alignments up to a page come from slabs (a class whose size is a multiple of the alignment), not areas. */
 Test(slab, aligned_objects)
 {
