@@ -26,11 +26,16 @@ refuses() {
 	done
 }
 # allocwork (getopt_long): each refusal names what is wrong, exit 2; long forms work.
-for tool in "$@"; do case $tool in *allocwork) allocwork=$tool ;; *vminfo) vminfo=$tool ;; *vmtrace) vmtrace=$tool ;; esac; done
+for tool in "$@"; do case $tool in *allocwork) allocwork=$tool ;; *vminfo) vminfo=$tool ;; *vmtrace) vmtrace=$tool ;; *progrun) progrun=$tool ;; esac; done
 refuses "$allocwork" "-t 0 larson:-t needs" "-t x larson:-t needs" "--scale 5000 larson:-s needs" "-s:-s needs a value" \
 	"--bogus larson:unknown option --bogus" "nosuch:unknown workload nosuch" ":a workload is needed" \
 	"larson mixed:one workload at a time"
 timeout 60 "$allocwork" --threads=1 --scale 1 --json frag > /dev/null || fail "allocwork --threads=1 --scale 1 --json frag failed"
+# progrun (vmcompare's runner of programs): a bad option or no program is refused; a program's failure is its status.
+refuses "$progrun" "--bogus true:unknown option --bogus" ":a program to run is needed" "--stdin:a value is needed"
+out=$(printf 'b\na\n' | "$progrun" --stdin /dev/stdin -- sort) || fail "progrun -- sort failed"
+grep -q '"checksum": "[0-9a-f]\{16\}", "corrupt": false' <<<"$out" || fail "progrun's report: $out"
+"$progrun" -- false 2>/dev/null && fail "progrun -- false exited 0"
 # vminfo's heap flags and vmtrace's heap arguments (when built): refused before any process is read.
 [ -z "${vminfo:-}" ] || refuses "$vminfo" "--folded 1:--folded needs --heap" "--since x 1:--since needs --heap" \
 	"--heap --summary 1:takes no --summary" "--heap --folded --json 1:choose one"
