@@ -169,7 +169,8 @@ UVM_API void uvm_stats(struct uvm_stats *st);
  * slabs and free ranges and one mincore() per region: a figure for people
  * and tools, not for a hot loop.
  */
-#define UVM_FRAG_CLASSES 32
+#define UVM_FRAG_CLASSES 32      /* classes[]: the smallest classes, by size */
+#define UVM_FRAG_CLASSES_MORE 16 /* classes_more[]: the next ones, appended since (a class's size 0: none) */
 struct uvm_frag_class {
 	uint64_t size;         /* object size; 0: a class this build does not have */
 	uint64_t slabs;        /* slabs of the class (an orphan, a thread's, or the late heap's) */
@@ -209,7 +210,15 @@ struct uvm_frag {
 	uint64_t rounding_bytes;
 	/* Appended: the whole process's resident bytes (VmRSS) and their peak so far (VmHWM), the allocator's or not */
 	uint64_t process_rss_bytes, process_peak_rss_bytes;
+	/* Appended: the classes past classes[]'s last (there are 37: the 4.5-8 KiB ones are here), in size order */
+	struct uvm_frag_class classes_more[UVM_FRAG_CLASSES_MORE];
 };
+
+/* Class i of *f, 0 .. UVM_FRAG_CLASSES + UVM_FRAG_CLASSES_MORE - 1: classes[] first, then classes_more[]. */
+static inline const struct uvm_frag_class *uvm_frag_class_at(const struct uvm_frag *f, unsigned i)
+{
+	return i < UVM_FRAG_CLASSES ? &f->classes[i] : &f->classes_more[i - UVM_FRAG_CLASSES];
+}
 
 /*
  * Fill the first size bytes of *f: pass sizeof(struct uvm_frag) as the

@@ -32,8 +32,8 @@ static uint64_t live_bytes(const struct uvm_stats *st, const struct uvm_frag *f)
 {
 	uint64_t slab_area = SLAB_SIZE + UVM_PAGE_SIZE, objects = 0, areas, area_bytes;
 
-	for (unsigned c = 0; c < UVM_FRAG_CLASSES; c++)
-		objects += f->classes[c].live * f->classes[c].size;
+	for (unsigned c = 0; c < UVM_FRAG_CLASSES + UVM_FRAG_CLASSES_MORE; c++)
+		objects += uvm_frag_class_at(f, c)->live * uvm_frag_class_at(f, c)->size;
 	areas = st->busy_count > st->slabs ? st->busy_count - st->slabs : 0;
 	area_bytes = st->busy_bytes > st->slabs * slab_area ? st->busy_bytes - st->slabs * slab_area : 0;
 	return (area_bytes > areas * UVM_PAGE_SIZE ? area_bytes - areas * UVM_PAGE_SIZE : 0) + objects;

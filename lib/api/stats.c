@@ -78,8 +78,8 @@ static int format_frag(char *buf, size_t len, const struct uvm_frag *f)
 		mib(f->process_peak_rss_bytes));
 	bool head = false;
 
-	for (unsigned c = 0; c < UVM_FRAG_CLASSES && n > 0 && (size_t)n < len; c++) {
-		const struct uvm_frag_class *k = &f->classes[c];
+	for (unsigned c = 0; c < UVM_FRAG_CLASSES + UVM_FRAG_CLASSES_MORE && n > 0 && (size_t)n < len; c++) {
+		const struct uvm_frag_class *k = uvm_frag_class_at(f, c);
 
 		if (!k->slabs)
 			continue;
@@ -124,8 +124,8 @@ static int format_json(char *buf, size_t len, const struct uvm_stats *s, const s
 		(ull)f->rounding_bytes, (ull)f->process_rss_bytes, (ull)f->process_peak_rss_bytes);
 	const char *sep = "";
 
-	for (unsigned c = 0; c < UVM_FRAG_CLASSES && n > 0 && (size_t)n < len; c++) {
-		const struct uvm_frag_class *k = &f->classes[c];
+	for (unsigned c = 0; c < UVM_FRAG_CLASSES + UVM_FRAG_CLASSES_MORE && n > 0 && (size_t)n < len; c++) {
+		const struct uvm_frag_class *k = uvm_frag_class_at(f, c);
 
 		if (!k->slabs)
 			continue;

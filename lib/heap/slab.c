@@ -110,26 +110,26 @@ unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16];
 
 /* ------------------------------------------------------------ classes */
 
-/* On every malloc: the compiler must not turn it into a call. */
-static uvm_always_inline unsigned class_of(size_t size)
-{
-	unsigned shift;
+/*
+ * Four classes to a power of two, at most 25 % over the size asked for,
+ * and from 256 on one more an eighth above each power of two: a block of
+ * a power of two and a header (a page and its descriptor, a buffer and
+ * its length) took the next quarter, 24 % of it unused.  sqlite3's
+ * in-memory journal asks for 1032 bytes a chunk and its page cache for
+ * 4368 a page: its peak RSS fell 227 -> 207 MB (glibc 181, RESULTS.md).
+ * The price is a class more per power of two that a thread may hold a
+ * slab of: allocwork local and stress on 2 threads +3 % peak RSS.
+ */
+static const unsigned short class_sizes[SLAB_CLASSES] = {
+	16,   32,   48,   64,   80,   96,   112,  128,  160,  192,  224,  256,  288,  320,  384,  448,  512,  576,  640,
+	768,  896,  1024, 1152, 1280, 1536, 1792, 2048, 2304, 2560, 3072, 3584, 4096, 4608, 5120, 6144, 7168, 8192,
+};
+_Static_assert(SLAB_MAP_FIRST < SLAB_CLASSES && SLAB_OBJ_MAX == 8192, "the class table ends at SLAB_OBJ_MAX");
 
-	if (size <= 128)
-		return size ? (unsigned)((size + 15) >> 4) - 1 : 0;
-	shift = fls_ul(size - 1) - 1; /* 2^shift < size <= 2^(shift + 1) */
-	return 8 + (shift - 7) * 4 + (unsigned)((size - 1 - ((size_t)1 << shift)) >> (shift - 2));
-}
+/* The class of size bytes (at most SLAB_OBJ_MAX): the one table the hits read too. */
+static uvm_always_inline unsigned class_of(size_t size) { return size ? uvm__slab_class[(size - 1) >> 4] : 0; }
 
-static size_t class_size(unsigned cls)
-{
-	unsigned shift;
-
-	if (cls < 8)
-		return (size_t)(cls + 1) << 4;
-	shift = (cls - 8) / 4 + 7;
-	return ((size_t)1 << shift) + ((size_t)((cls - 8) % 4 + 1) << (shift - 2));
-}
+static size_t class_size(unsigned cls) { return class_sizes[cls]; }
 
 /* The smallest class at least size whose objects all sit on an align boundary. */
 static unsigned class_for(size_t size, size_t align)
@@ -394,8 +394,11 @@ int slab_init(void)
 		uvm__slab_key = ((uintptr_t)&sl * 0x9e3779b97f4a7c15ull) ^ ((uintptr_t)ts.tv_nsec << 17) ^ (uintptr_t)ts.tv_sec;
 	}
 	uvm__slab_key |= 1;
-	for (size_t i = 0; i < SLAB_OBJ_MAX / 16; i++)
-		uvm__slab_class[i] = (unsigned char)class_of(i * 16 + 16);
+	for (size_t i = 0, c = 0; i < SLAB_OBJ_MAX / 16; i++) {
+		while (class_sizes[c] < i * 16 + 16)
+			c++;
+		uvm__slab_class[i] = (unsigned char)c;
+	}
 	slab_heap_init(&sl.late);
 	return 0;
 }
@@ -954,7 +957,7 @@ void slab_trim(void)
 
 /* ------------------------------------------------------ stats, fork */
 
-_Static_assert(NCLASS <= UVM_FRAG_CLASSES, "struct uvm_frag has too few classes");
+_Static_assert(NCLASS <= UVM_FRAG_CLASSES + UVM_FRAG_CLASSES_MORE, "struct uvm_frag has too few classes");
 
 /*
  * The figures below read slab headers that their owners change as they
@@ -981,6 +984,9 @@ static unsigned in_hand_of(const struct slab_heap *h, unsigned c, uintptr_t base
 		n += (uintptr_t)__atomic_load_n(&h->mag[c][i], __ATOMIC_RELAXED) - base < SLAB_SIZE;
 	return n;
 }
+
+/* Class c's figures in f, to fill (uvm_frag_class_at's, writable). */
+static struct uvm_frag_class *frag_class(struct uvm_frag *f, unsigned c) { return (struct uvm_frag_class *)uvm_frag_class_at(f, c); }
 
 /*
  * The slab at base into its class's figures: live = used less the remote
@@ -1009,7 +1015,7 @@ static void frag_header(struct uvm_frag *f, uintptr_t base)
 	live = used > pending ? used - pending : 0;
 	if (live > carved)
 		live = carved;
-	k = &f->classes[c];
+	k = frag_class(f, c);
 	k->slabs++;
 	k->live += live;
 	k->free += carved - live;
@@ -1028,7 +1034,7 @@ static void frag_area(const struct vmap_area *va, void *f)
 void slab_frag(struct uvm_frag *f)
 {
 	for (unsigned c = 0; c < NCLASS; c++)
-		f->classes[c].size = class_size(c);
+		frag_class(f, c)->size = class_size(c);
 	vn_snapshot_each(vn_busy_snapshot, frag_area, f);
 }
 

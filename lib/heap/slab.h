@@ -1,8 +1,9 @@
 /*
  * slab.h - small objects (the kmalloc beside our vmalloc).
  *
- * Size classes of 16 bytes up to 128, then four per power of two up to
- * UVM_SLAB_MAX (at most 8 KiB), and the classes above a page that are
+ * Size classes of 16 bytes up to 128, then four per power of two and one
+ * an eighth above each from 256 (slab.c's class_sizes), up to UVM_SLAB_MAX
+ * (at most 8 KiB), and the classes above a page that are
  * smaller than their sizes' pages (slab_serves).  A slab is one 64 KiB vmap area, aligned to
  * 64 KiB, all of it objects; its header is the record of its chunk in the
  * region's chunk table (arena.h), found in O(1) from the pointer's address,
@@ -35,9 +36,9 @@
 
 #define SLAB_SIZE ((size_t)64 << 10)
 #define SLAB_OBJ_MAX ((size_t)8 << 10)
-#define SLAB_CLASSES (8 + 4 * 6) /* 16..128 by 16, then 4 per power of two up to 8 KiB */
+#define SLAB_CLASSES (8 + 4 * 6 + 5) /* 16..128 by 16, then 4 per power of two up to 8 KiB, and 5 an eighth above 256..4096 */
 #define SLAB_MAG 16               /* freed objects a thread keeps in hand per class (slab_heap.mag) */
-#define SLAB_MAP_FIRST 27         /* the class of 4 KiB: slab_map_class */
+#define SLAB_MAP_FIRST 31         /* the class of 4 KiB: slab_map_class */
 
 /*
  * Whether class c keeps its free state in its slabs' headers (objects of
@@ -170,7 +171,7 @@ extern size_t uvm__slab_max; /* UVM_SLAB_MAX, read at set-up */
  * Whether slabs serve size bytes (1 or more) aligned to align: every size
  * up to UVM_SLAB_MAX, and above it and above a page, up to SLAB_OBJ_MAX, a
  * size whose class is smaller than the size rounded up to pages, which an
- * area would hold: 4097..7168 B, in the classes of 5, 6 and 7 KiB.  An area there
+ * area would hold: 4097..7168 B, in the classes of 4.5, 5, 6 and 7 KiB.  An area there
  * holds up to a page more than its class, all of it resident once the
  * block's end is written: sqlite's page cache asks for 4368 bytes a page,
  * and its peak RSS was 1.56x glibc's with those blocks as areas of 8 KiB

@@ -56,6 +56,24 @@ Test(slab, classes_fit_sizes)
 	uvm_free(big);
 }
 
+/* A power of two and a small header, from 256 on, takes the class an eighth above it, not the next quarter. */
+Test(slab, a_power_of_two_and_a_header_takes_the_class_an_eighth_above)
+{
+	static const size_t sizes[][2] = { { 264, 288 }, { 520, 576 }, { 1032, 1152 }, { 2064, 2304 }, { 4368, 4608 },
+					   { 1153, 1280 }, { 4609, 5120 } };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		void *p = uvm_malloc(sizes[i][0]);
+
+		cr_assert_eq(uvm_malloc_usable_size(p), sizes[i][1], "malloc(%zu) took a %zu-byte class, not %zu", sizes[i][0],
+			     uvm_malloc_usable_size(p), sizes[i][1]);
+		uvm_free(p);
+	}
+	cr_assert(!slab_map_class(SLAB_MAP_FIRST - 1) && slab_map_class(uvm__slab_class[4096 / 16 - 1]) &&
+			  uvm__slab_class[4096 / 16 - 1] == SLAB_MAP_FIRST,
+		  "the map classes start at 4 KiB");
+}
+
 /* Whether p is a slab object whose usable size is want. */
 static bool slab_object_of(void *p, size_t want)
 {
@@ -66,7 +84,7 @@ static bool slab_object_of(void *p, size_t want)
 
 /*
  * Above UVM_SLAB_MAX, a block comes from a slab where its class is smaller
- * than its size rounded up to pages (4097..7168 B: 5, 6 and 7 KiB), and is
+ * than its size rounded up to pages (4097..7168 B: 4.5, 5, 6 and 7 KiB), and is
  * an area where the pages fit it as well (3585..4096, 7169 B and up); the
  * same through every entry (malloc, calloc, aligned_alloc, realloc).
  */
@@ -74,7 +92,7 @@ Test(slab, sizes_above_a_page_take_a_class_where_it_wastes_less)
 {
 	static const struct {
 		size_t size, slab; /* the class, or 0: an area */
-	} want[] = { { 3585, 0 }, { 4096, 0 }, { 4097, 5120 }, { 4368, 5120 }, { 5121, 6144 },
+	} want[] = { { 3585, 0 }, { 4096, 0 }, { 4097, 4608 }, { 4368, 4608 }, { 4609, 5120 }, { 5121, 6144 },
 		     { 6145, 7168 }, { 7168, 7168 }, { 7169, 0 }, { 8192, 0 }, { 8193, 0 } };
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
