@@ -111,6 +111,16 @@ void heap_for_each_claimed(void (*fn)(struct heap *h, bool owned, void *arg), vo
 	uvm_unlock(&reg.lock);
 }
 
+void heap_cooled(struct heap *h)
+{
+	if (!h->vacant || !h->warm)
+		return;
+	h->warm = false;
+	reg.warm--;
+	list_del(&h->vacant_link);
+	list_add_tail(&h->vacant_link, &reg.vacant);
+}
+
 void heap_for_each_live(void (*fn)(struct heap *h, void *arg), void *arg)
 {
 	struct heap *h;

@@ -33,7 +33,8 @@
  * unmapped; an exited thread's heap is vacant: its slabs are orphaned, but
  * its area cache, still backed, waits (up to PCP_VACANT_PAGES, decaying as
  * an idle thread's) for the next thread, which adopts the heap: one such
- * warm heap per CPU at most, the others' caches drain whole.
+ * warm heap per CPU at most, the others' caches drain whole; one that
+ * decay or uvm_purge empties is warm no more (heap_cooled).
  */
 #ifndef UVM_HEAP_H
 #define UVM_HEAP_H
@@ -122,6 +123,12 @@ bool heap_inbox_take(struct heap *h, struct list_head *out);
  * impossible, a dead heap) only its inbox may.
  */
 void heap_for_each_claimed(void (*fn)(struct heap *h, bool owned, void *arg), void *arg);
+/*
+ * A warm vacant heap whose area cache a walk of heap_for_each_claimed
+ * emptied (decay, uvm_purge): warm no more, so that it holds none of the
+ * warm places a later exit may take, and behind the warm ones for adoption.
+ */
+void heap_cooled(struct heap *h);
 /*
  * fn(h, arg) for every heap (running threads', vacant ones, a fork
  * child's dead ones), unclaimed: counters are read racily, as words.  A

@@ -829,6 +829,8 @@ static void decay_one(struct heap *h, bool owned, void *arg)
 	p->ops_at_decay = ops_of(p);
 	p->missed = 0;
 	set_room(p, drain_locked(p, cached_pages(p), p->high, out));
+	if (!cached_pages(p))
+		heap_cooled(h);
 }
 
 void pcp_decay(void)
@@ -860,6 +862,7 @@ static void drain_one(struct heap *h, bool owned, void *arg)
 	if (!owned)
 		return;
 	drain_all_locked(&h->pcp, &d->out);
+	heap_cooled(h);
 	list_splice_tail(&h->pcp.spare, &d->spares);
 	h->pcp.nr_spare = 0;
 }

@@ -421,6 +421,56 @@ Test(pcp, at_most_one_warm_vacant_heap_per_cpu)
 	cr_assert_eq(a.hits, 10, "the next thread adopted a cold heap: %lu hits of 10", (unsigned long)a.hits);
 }
 
+static pthread_barrier_t started, decayed;
+
+/* A heap of its own before the first batch exits (so adopting none of its heaps); cache and exit once their caches decayed. */
+static void *wait_then_cache_and_exit(void *arg)
+{
+	void *p = uvm_vmalloc(4096); /* live through the decay (nothing cached to decay), then its first allocation's */
+
+	pthread_barrier_wait(&started);
+	pthread_barrier_wait(&decayed);
+	uvm_vfree(p);
+	return cache_then_exit_together(arg);
+}
+
+/*
+ * A warm vacant heap that decay emptied is warm no more: threads that exit
+ * after it keep their caches warm, up to one per CPU again, rather than
+ * finding every warm place held by an empty heap.
+ */
+Test(pcp, a_decayed_warm_heap_holds_no_warm_place)
+{
+	unsigned cpus = (unsigned)get_nprocs(), steps = 0;
+	pthread_t first[cpus], second[cpus];
+	uint64_t before;
+
+	uvm_free(uvm_malloc(1)); /* this thread's own heap first */
+	cr_assert_eq(pthread_barrier_init(&started, NULL, cpus + 1), 0);
+	cr_assert_eq(pthread_barrier_init(&decayed, NULL, cpus + 1), 0);
+	for (unsigned i = 0; i < cpus; i++)
+		cr_assert_eq(pthread_create(&second[i], NULL, wait_then_cache_and_exit, NULL), 0);
+	pthread_barrier_wait(&started);
+	before = stats().cached_count;
+	cr_assert_eq(pthread_barrier_init(&all_cached, NULL, cpus), 0);
+	for (unsigned i = 0; i < cpus; i++)
+		cr_assert_eq(pthread_create(&first[i], NULL, cache_then_exit_together, NULL), 0);
+	for (unsigned i = 0; i < cpus; i++)
+		cr_assert_eq(pthread_join(first[i], NULL), 0);
+	cr_assert_eq(stats().cached_count - before, 10 * cpus, "the first batch left no warm heaps");
+	while (stats().cached_count > before && steps++ < 16)
+		pcp_decay();
+	cr_assert_eq(stats().cached_count, before, "the first batch's caches did not decay");
+	cr_assert_eq(pthread_barrier_destroy(&all_cached), 0);
+	cr_assert_eq(pthread_barrier_init(&all_cached, NULL, cpus), 0);
+	pthread_barrier_wait(&decayed);
+	for (unsigned i = 0; i < cpus; i++)
+		cr_assert_eq(pthread_join(second[i], NULL), 0);
+	cr_assert_eq(stats().cached_count - before, 10 * cpus,
+		     "the second batch left %lu cached areas, not %u: the decayed heaps still held the warm places",
+		     (unsigned long)(stats().cached_count - before), 10 * cpus);
+}
+
 /* A vacant heap decays as an idle thread's cache does: empty within a few steps. */
 Test(pcp, a_vacant_heaps_cache_decays)
 {
