@@ -394,6 +394,19 @@ static void *cache_then_exit_together(void *arg)
 	return NULL;
 }
 
+/* n threads that each cache 10 areas and exit together, joined. */
+static void cache_and_exit_together(unsigned n)
+{
+	pthread_t t[n];
+
+	cr_assert_eq(pthread_barrier_init(&all_cached, NULL, n), 0);
+	for (unsigned i = 0; i < n; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, cache_then_exit_together, NULL), 0);
+	for (unsigned i = 0; i < n; i++)
+		cr_assert_eq(pthread_join(t[i], NULL), 0);
+	cr_assert_eq(pthread_barrier_destroy(&all_cached), 0);
+}
+
 /*
  * Threads that exit together leave at most one warm heap per CPU: the
  * others drain whole to the nodes (a program that ends its 64 workers at
@@ -403,21 +416,17 @@ static void *cache_then_exit_together(void *arg)
 Test(pcp, at_most_one_warm_vacant_heap_per_cpu)
 {
 	unsigned cpus = (unsigned)get_nprocs(), n = cpus + 3;
-	pthread_t t[n];
+	pthread_t t;
 	struct again a = { 0 };
 	uint64_t before;
 
 	uvm_free(uvm_malloc(1)); /* this thread's own heap first */
 	before = stats().cached_count;
-	cr_assert_eq(pthread_barrier_init(&all_cached, NULL, n), 0);
-	for (unsigned i = 0; i < n; i++)
-		cr_assert_eq(pthread_create(&t[i], NULL, cache_then_exit_together, NULL), 0);
-	for (unsigned i = 0; i < n; i++)
-		cr_assert_eq(pthread_join(t[i], NULL), 0);
+	cache_and_exit_together(n);
 	cr_assert_eq(stats().cached_count - before, 10 * cpus, "%u threads exited together and left %lu cached areas, not %u",
 		     n, (unsigned long)(stats().cached_count - before), 10 * cpus);
-	cr_assert_eq(pthread_create(&t[0], NULL, alloc_the_same_again, &a), 0);
-	cr_assert_eq(pthread_join(t[0], NULL), 0);
+	cr_assert_eq(pthread_create(&t, NULL, alloc_the_same_again, &a), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
 	cr_assert_eq(a.hits, 10, "the next thread adopted a cold heap: %lu hits of 10", (unsigned long)a.hits);
 }
 
@@ -442,7 +451,7 @@ static void *wait_then_cache_and_exit(void *arg)
 Test(pcp, a_decayed_warm_heap_holds_no_warm_place)
 {
 	unsigned cpus = (unsigned)get_nprocs(), steps = 0;
-	pthread_t first[cpus], second[cpus];
+	pthread_t second[cpus];
 	uint64_t before;
 
 	uvm_free(uvm_malloc(1)); /* this thread's own heap first */
@@ -452,17 +461,12 @@ Test(pcp, a_decayed_warm_heap_holds_no_warm_place)
 		cr_assert_eq(pthread_create(&second[i], NULL, wait_then_cache_and_exit, NULL), 0);
 	pthread_barrier_wait(&started);
 	before = stats().cached_count;
-	cr_assert_eq(pthread_barrier_init(&all_cached, NULL, cpus), 0);
-	for (unsigned i = 0; i < cpus; i++)
-		cr_assert_eq(pthread_create(&first[i], NULL, cache_then_exit_together, NULL), 0);
-	for (unsigned i = 0; i < cpus; i++)
-		cr_assert_eq(pthread_join(first[i], NULL), 0);
+	cache_and_exit_together(cpus);
 	cr_assert_eq(stats().cached_count - before, 10 * cpus, "the first batch left no warm heaps");
 	while (stats().cached_count > before && steps++ < 16)
 		pcp_decay();
 	cr_assert_eq(stats().cached_count, before, "the first batch's caches did not decay");
-	cr_assert_eq(pthread_barrier_destroy(&all_cached), 0);
-	cr_assert_eq(pthread_barrier_init(&all_cached, NULL, cpus), 0);
+	cr_assert_eq(pthread_barrier_init(&all_cached, NULL, cpus), 0); /* the second batch's own wait */
 	pthread_barrier_wait(&decayed);
 	for (unsigned i = 0; i < cpus; i++)
 		cr_assert_eq(pthread_join(second[i], NULL), 0);
