@@ -814,7 +814,7 @@ static void decay_one(struct heap *h, bool owned, void *arg)
 {
 	struct pcp *p = &h->pcp;
 	struct list_head *out = arg;
-	size_t step;
+	size_t step, have;
 
 	heap_inbox_take(h, out);
 	if (!owned)
@@ -828,8 +828,9 @@ static void decay_one(struct heap *h, bool owned, void *arg)
 	}
 	p->ops_at_decay = ops_of(p);
 	p->missed = 0;
-	set_room(p, drain_locked(p, cached_pages(p), p->high, out));
-	if (!cached_pages(p))
+	have = drain_locked(p, cached_pages(p), p->high, out);
+	set_room(p, have);
+	if (!have)
 		heap_cooled(h);
 }
 

@@ -95,6 +95,10 @@ Test(slab, sizes_above_a_page_take_a_class_where_it_wastes_less)
 	} want[] = { { 3585, 0 }, { 4096, 0 }, { 4097, 4608 }, { 4368, 4608 }, { 4609, 5120 }, { 5121, 6144 },
 		     { 6145, 7168 }, { 7168, 7168 }, { 7169, 0 }, { 8192, 0 }, { 8193, 0 } };
 
+	/* malloc's one-compare test of those sizes (slab_fills) says what the rule (slab_serves) says, at every size. */
+	uvm_free(uvm_malloc(1)); /* slab_max() is read at set-up */
+	for (size_t size = 3585; size <= SLAB_OBJ_MAX; size++)
+		cr_assert_eq(slab_fills(size), size > 4096 && slab_serves(size, 16), "slab_fills(%zu) disagrees with slab_serves", size);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		size_t size = want[i].size;
 		void *p[4] = { uvm_malloc(size), uvm_calloc(1, size), uvm_aligned_alloc(64, size), uvm_realloc(uvm_malloc(16), size) };
