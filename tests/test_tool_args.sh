@@ -26,7 +26,7 @@ refuses() {
 	done
 }
 # allocwork (getopt_long): each refusal names what is wrong, exit 2; long forms work.
-for tool in "$@"; do case $tool in *allocwork) allocwork=$tool ;; *vminfo) vminfo=$tool ;; *vmtrace) vmtrace=$tool ;; *progrun) progrun=$tool ;; esac; done
+for tool in "$@"; do case $tool in *allocwork) allocwork=$tool ;; *vminfo) vminfo=$tool ;; *vmtrace) vmtrace=$tool ;; *progrun) progrun=$tool ;; *redisrun) redisrun=$tool ;; esac; done
 refuses "$allocwork" "-t 0 larson:-t needs" "-t x larson:-t needs" "--scale 5000 larson:-s needs" "-s:-s needs a value" \
 	"--bogus larson:unknown option --bogus" "nosuch:unknown workload nosuch" ":a workload is needed" \
 	"larson mixed:one workload at a time"
@@ -36,6 +36,12 @@ refuses "$progrun" "--bogus true:unknown option --bogus" ":a program to run is n
 out=$(printf 'b\na\n' | "$progrun" --stdin /dev/stdin -- sort) || fail "progrun -- sort failed"
 grep -q '"checksum": "[0-9a-f]\{16\}", "corrupt": false' <<<"$out" || fail "progrun's report: $out"
 "$progrun" -- false 2>/dev/null && fail "progrun -- false exited 0"
+# redisrun (vmcompare's runner of Redis): bad numbers are refused; a small run reports the server and finds its data whole.
+refuses "$redisrun" "--keys 0:--keys needs" "--keys x:invalid int value" "--bogus:unrecognized arguments: --bogus"
+out=$(timeout 60 "$redisrun" --keys 300) || fail "redisrun --keys 300 failed"
+grep -Eq '"keys": 300, "seconds": [0-9.]+, .*"peak_rss_kib": [1-9][0-9]*, .*"checksum": "[0-9a-f]{16}", "corrupt": false' <<<"$out" ||
+	fail "redisrun's report: $out"
+"$redisrun" --keys 300 --server false 2>/dev/null && fail "redisrun with a server that exits at once exited 0"
 # vminfo's heap flags and vmtrace's heap arguments (when built): refused before any process is read.
 [ -z "${vminfo:-}" ] || refuses "$vminfo" "--folded 1:--folded needs --heap" "--since x 1:--since needs --heap" \
 	"--heap --summary 1:takes no --summary" "--heap --folded --json 1:choose one"

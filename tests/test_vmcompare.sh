@@ -5,7 +5,8 @@
 # takes under 30 s.  Then one full run of two rows, where the targets are judged (the large-block
 # row with its own target).
 # .ci/setup installs the three peers (the README's test command runs it), so all four must be present, and
-# sqlite3, so the quick run has its two real programs (sqlite3 and sort; python3 and perl only in a full run).
+# sqlite3, so the quick run has its two real programs (sqlite3 and sort; python3 and perl only in a full run), and
+# redis-server, its server row.
 set -euo pipefail
 build=$1
 out=$(mktemp -d)
@@ -26,7 +27,7 @@ for peer in glibc jemalloc mimalloc tcmalloc; do
 done
 grep -q '| uvmalloc | uvmalloc API |$' <<<"$header" || fail "no uvmalloc columns: $header"
 for row in "fix_size p:1 h:0" "random_size" "random_size t:N" "fix_size p:1 h:0 t:N" "larson t:N" "realloc t:1" "large t:1" \
-	"stress t:N" "local t:N" "refill t:1" "buffers t:N" "churn t:1" "sqlite3" "sort"; do
+	"stress t:N" "local t:N" "refill t:1" "buffers t:N" "churn t:1" "sqlite3" "sort" "redis"; do
 	line=$(grep -m1 "^| $row |" "$md") || fail "row $row missing"
 	grep -Eq '[0-9.]+ ms \([0-9.]+x\)' <<<"$line" || fail "row $row has no ratio: $line"
 done
