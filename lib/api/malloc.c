@@ -275,6 +275,8 @@ static struct vmap_area *live_block(const void *p, size_t *n)
 {
 	struct vmap_area *va;
 
+	if ((*n = slab_live_size(p)))
+		return NULL;
 	/*
 	 * The area first where there can be one (on a page): one page-map
 	 * lookup, where the slabs' check and then the area's took two (about 30
@@ -408,6 +410,10 @@ void uvm_free(void *p)
 
 size_t uvm_malloc_usable_size(void *p)
 {
+	size_t n = slab_live_size(p); /* 0 for NULL, and before set-up (no region) */
+
+	if (likely(n))
+		return n;
 	if (!p)
 		return 0;
 	if (uvm_init())

@@ -618,6 +618,15 @@ static void usable_size_after_free(void *arg)
 		return;
 }
 
+static void interior_usable_size(void *arg)
+{
+	char *p = uvm_malloc(64);
+
+	(void)arg;
+	if (uvm_malloc_usable_size(p + 16))
+		return;
+}
+
 static sem_t kept;
 
 static void *free_and_stay(void *p)
@@ -642,6 +651,21 @@ static void double_free_across_threads(void *arg)
 		return;
 	sem_wait(&kept);
 	uvm_free(p);
+}
+
+/* The size of an object that another thread freed and keeps in its hand: marked, then found there. */
+static void usable_size_across_threads(void *arg)
+{
+	void *p = uvm_malloc(64);
+	pthread_t t;
+
+	(void)arg;
+	sem_init(&kept, 0, 0);
+	if (pthread_create(&t, NULL, free_and_stay, p))
+		return;
+	sem_wait(&kept);
+	if (uvm_malloc_usable_size(p))
+		return;
 }
 
 /* A map class's object (a page or more) freed twice by its owner: its bit is set already. */
@@ -697,6 +721,8 @@ Test(slab, bad_frees_abort_naming_the_pointer)
 	expect_death(double_free_across_threads, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(realloc_after_free, NULL, SIGABRT, "uvmalloc: realloc(): invalid pointer 0x");
 	expect_death(usable_size_after_free, NULL, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
+	expect_death(usable_size_across_threads, NULL, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
+	expect_death(interior_usable_size, NULL, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
 	expect_death(double_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(interior_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(never_carved_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
@@ -716,6 +742,7 @@ Test(slab, key_lookalike_is_not_a_double_free)
 	key = a[1];
 	b = uvm_malloc(32);
 	b[1] = key; /* the program stores the same value */
+	cr_assert_eq(uvm_malloc_usable_size(b), 32, "a live object whose data looks like the key has its size");
 	uvm_free(b); /* must not abort */
 }
 
