@@ -185,6 +185,16 @@ static uvm_noinline void *malloc_large(struct heap *h, size_t size, const void *
 	return va ? area_handed(h, va, size) : malloc_counted(size, caller);
 }
 
+/* The owner's slab hit for size bytes (1..UVM_SLAB_MAX), counted as asked for; NULL on a miss. */
+static inline void *small_hit(struct heap *h, size_t size)
+{
+	void *p = slab_alloc_hit(&h->slab, size);
+
+	if (likely(p))
+		h->pcp.requested += size;
+	return p;
+}
+
 /* The owner's slab hit missed: straight to another slab of the class (malloc_counted's checks all hold here). */
 static uvm_noinline void *malloc_refill(struct heap *h, size_t size, const void *caller)
 {
@@ -206,10 +216,8 @@ static uvm_noinline void *malloc_fill(struct heap *h, size_t size, const void *c
 
 	if (unlikely(!uvm__slab_max))
 		return malloc_counted(size, caller);
-	if (likely(p = slab_alloc_hit(&h->slab, size))) {
-		h->pcp.requested += size;
+	if (likely(p = small_hit(h, size)))
 		return p;
-	}
 	return malloc_refill(h, size, caller);
 }
 
@@ -227,10 +235,8 @@ void *uvm_malloc(size_t size)
 		if (likely(size - 1 < uvm__slab_max)) {
 			if (prof_due(h, size))
 				return malloc_profiled(size, CALLER());
-			if (likely(p = slab_alloc_hit(&h->slab, size))) {
-				h->pcp.requested += size;
+			if (likely(p = small_hit(h, size)))
 				return p;
-			}
 			return malloc_refill(h, size, CALLER());
 		} else {
 			if (prof_due_area(h, size))
@@ -259,12 +265,29 @@ void *uvm_malloc_caller(size_t size, const void *caller)
 	return malloc_slow(size, caller);
 }
 
+static uvm_noinline void *calloc_counted(size_t size, const void *caller) { return alloc_counted(size, 16, 1, caller); }
+static uvm_noinline void *calloc_profiled(size_t size, const void *caller) { return alloc_profiled(size, 16, 1, caller); }
+
+/*
+ * A small block's way is malloc's hit and a clear: through alloc's general
+ * way (slab_alloc), calloc+free of 64 bytes took 187 instructions, against
+ * 91 for malloc+free.
+ */
 void *uvm_calloc(size_t n, size_t size)
 {
+	struct heap *h = uvm__heap;
 	size_t total;
+	void *p;
 
 	if (__builtin_mul_overflow(n, size, &total))
 		return fail(ENOMEM);
+	if (likely(h && !UVM_TRACED(alloc) && total - 1 < uvm__slab_max)) {
+		if (prof_due(h, total))
+			return calloc_profiled(total, CALLER());
+		if (likely(p = small_hit(h, total)))
+			return memset(p, 0, total);
+		return calloc_counted(total, CALLER());
+	}
 	return alloc(total, 16, 1, CALLER());
 }
 
