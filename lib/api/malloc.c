@@ -185,13 +185,13 @@ static uvm_noinline void *malloc_large(struct heap *h, size_t size, const void *
 	return va ? area_handed(h, va, size) : malloc_counted(size, caller);
 }
 
-/* The owner's slab hit for size bytes (1..UVM_SLAB_MAX), counted as asked for; NULL on a miss. */
-static inline void *small_hit(struct heap *h, size_t size)
+/* The owner's slab hit for size bytes (1..UVM_SLAB_MAX), counted as asked bytes; NULL on a miss. */
+static uvm_always_inline void *small_hit(struct heap *h, size_t size, size_t asked)
 {
 	void *p = slab_alloc_hit(&h->slab, size);
 
 	if (likely(p))
-		h->pcp.requested += size;
+		h->pcp.requested += asked;
 	return p;
 }
 
@@ -216,7 +216,7 @@ static uvm_noinline void *malloc_fill(struct heap *h, size_t size, const void *c
 
 	if (unlikely(!uvm__slab_max))
 		return malloc_counted(size, caller);
-	if (likely(p = small_hit(h, size)))
+	if (likely(p = small_hit(h, size, size)))
 		return p;
 	return malloc_refill(h, size, caller);
 }
@@ -235,7 +235,7 @@ void *uvm_malloc(size_t size)
 		if (likely(size - 1 < uvm__slab_max)) {
 			if (prof_due(h, size))
 				return malloc_profiled(size, CALLER());
-			if (likely(p = small_hit(h, size)))
+			if (likely(p = small_hit(h, size, size)))
 				return p;
 			return malloc_refill(h, size, CALLER());
 		} else {
@@ -284,7 +284,7 @@ void *uvm_calloc(size_t n, size_t size)
 	if (likely(h && !UVM_TRACED(alloc) && total - 1 < uvm__slab_max)) {
 		if (prof_due(h, total))
 			return calloc_profiled(total, CALLER());
-		if (likely(p = small_hit(h, total)))
+		if (likely(p = small_hit(h, total, total)))
 			return memset(p, 0, total);
 		return calloc_counted(total, CALLER());
 	}
@@ -431,6 +431,9 @@ void uvm_free(void *p)
 	free_named("free", p);
 }
 
+/* uvm_free itself, called from inside the library without its PLT entry. */
+extern __typeof__(uvm_free) free_here __attribute__((alias(UVM_STR(uvm_free)), visibility("hidden")));
+
 size_t uvm_malloc_usable_size(void *p)
 {
 	size_t n = slab_live_size(p); /* 0 for NULL, and before set-up (no region) */
@@ -500,17 +503,24 @@ static void *realloc_named(const char *fn, void *p, size_t size, const void *cal
 		free_named(fn, p); /* glibc: realloc(p, 0) frees and returns NULL */
 		return NULL;
 	}
-	if (size > PTRDIFF_MAX)
-		return fail(ENOMEM);
-	if (uvm_init())
-		return fail(ENOMEM);
-	if (stays(fn, p, size, &have))
-		return p;
-	q = alloc(size, 16, 0, caller);
+	/* A live small block (slab_live_size) stays or moves with no more checks. */
+	if ((have = slab_live_size(p))) {
+		if (size <= have && keeps(have, size))
+			return p;
+	} else {
+		if (size > PTRDIFF_MAX)
+			return fail(ENOMEM);
+		if (uvm_init())
+			return fail(ENOMEM);
+		if (stays(fn, p, size, &have))
+			return p;
+	}
+	/* p is known live now: the move takes malloc's and free's hits. */
+	q = uvm_malloc_caller(size, caller);
 	if (!q)
 		return NULL;
 	copy(q, p, have < size ? have : size);
-	free_named(fn, p);
+	free_here(p);
 	return q;
 }
 
@@ -527,6 +537,37 @@ void *uvm_reallocarray(void *p, size_t n, size_t size)
 
 /* -------------------------------------------------------- alignment */
 
+static uvm_noinline void *aligned_counted(size_t size, size_t align, const void *caller)
+{
+	return alloc_counted(size, align, 0, caller);
+}
+
+static uvm_noinline void *aligned_profiled(size_t size, size_t align, const void *caller)
+{
+	return alloc_profiled(size, align, 0, caller);
+}
+
+/*
+ * size bytes aligned to align (a power of two): where a slab class serves
+ * them (slab_aligned_size), malloc's hit of that class; else alloc's way,
+ * which took aligned_alloc(64, 64)+free 231 instructions.
+ */
+static inline void *aligned(size_t size, size_t align, const void *caller)
+{
+	struct heap *h = uvm__heap;
+	size_t cls;
+	void *p;
+
+	if (likely(h && !UVM_TRACED(alloc)) && (cls = slab_aligned_size(size, align))) {
+		if (prof_due(h, size))
+			return aligned_profiled(size, align, caller);
+		if (likely(p = small_hit(h, cls, size)))
+			return p;
+		return aligned_counted(size, align, caller);
+	}
+	return alloc(size, align, 0, caller);
+}
+
 int uvm_posix_memalign(void **out, size_t align, size_t size)
 {
 	int saved = errno, err;
@@ -534,7 +575,7 @@ int uvm_posix_memalign(void **out, size_t align, size_t size)
 
 	if (!is_pow2(align) || align % sizeof(void *))
 		return EINVAL;
-	p = alloc(size, align, 0, CALLER());
+	p = aligned(size, align, CALLER());
 	err = p ? 0 : errno;
 	errno = saved; /* posix_memalign reports through its result, not errno */
 	if (p)
@@ -546,7 +587,7 @@ void *uvm_aligned_alloc(size_t align, size_t size)
 {
 	if (!is_pow2(align))
 		return fail(EINVAL);
-	return alloc(size, align, 0, CALLER());
+	return aligned(size, align, CALLER());
 }
 
 void *uvm_memalign(size_t align, size_t size)
@@ -556,5 +597,5 @@ void *uvm_memalign(size_t align, size_t size)
 		return fail(EINVAL);
 	if (!is_pow2(align))
 		align = align ? (size_t)1 << fls_ul(align) : 1;
-	return alloc(size, align, 0, CALLER());
+	return aligned(size, align, CALLER());
 }

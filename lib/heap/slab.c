@@ -120,7 +120,7 @@ unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16];
  * The price is a class more per power of two that a thread may hold a
  * slab of: allocwork local and stress on 2 threads +3 % peak RSS.
  */
-static const unsigned short class_sizes[SLAB_CLASSES] = {
+const unsigned short uvm__slab_class_size[SLAB_CLASSES] = {
 	16,   32,   48,   64,   80,   96,   112,  128,  160,  192,  224,  256,  288,  320,  384,  448,  512,  576,  640,
 	768,  896,  1024, 1152, 1280, 1536, 1792, 2048, 2304, 2560, 3072, 3584, 4096, 4608, 5120, 6144, 7168, 8192,
 };
@@ -129,7 +129,7 @@ _Static_assert(SLAB_MAP_FIRST < SLAB_CLASSES && SLAB_OBJ_MAX == 8192, "the class
 /* The class of size bytes (at most SLAB_OBJ_MAX): the one table the hits read too. */
 static uvm_always_inline unsigned class_of(size_t size) { return size ? uvm__slab_class[(size - 1) >> 4] : 0; }
 
-static size_t class_size(unsigned cls) { return class_sizes[cls]; }
+static size_t class_size(unsigned cls) { return uvm__slab_class_size[cls]; }
 
 /* The smallest class at least size whose objects all sit on an align boundary. */
 static unsigned class_for(size_t size, size_t align)
@@ -395,7 +395,7 @@ int slab_init(void)
 	}
 	uvm__slab_key |= 1;
 	for (size_t i = 0, c = 0; i < SLAB_OBJ_MAX / 16; i++) {
-		while (class_sizes[c] < i * 16 + 16)
+		while (uvm__slab_class_size[c] < i * 16 + 16)
 			c++;
 		uvm__slab_class[i] = (unsigned char)c;
 	}

@@ -2,7 +2,7 @@
  * slab.h - small objects (the kmalloc beside our vmalloc).
  *
  * Size classes of 16 bytes up to 128, then four per power of two and one
- * an eighth above each from 256 (slab.c's class_sizes), up to UVM_SLAB_MAX
+ * an eighth above each from 256 (slab.c's uvm__slab_class_size), up to UVM_SLAB_MAX
  * (at most 8 KiB), and the classes above a page that are
  * smaller than their sizes' pages (slab_serves).  A slab is one 64 KiB vmap area, aligned to
  * 64 KiB, all of it objects; its header is the record of its chunk in the
@@ -192,6 +192,26 @@ static inline bool slab_serves(size_t size, size_t align)
 	return slab_serves_aligned(size, align);
 }
 extern unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16]; /* class of sizes 16 i + 1 .. 16 (i + 1), by i */
+extern const unsigned short uvm__slab_class_size[SLAB_CLASSES]; /* each class's object size */
+
+/*
+ * The size of the class that serves size bytes aligned to align (a power
+ * of two) in line: the smallest at least size that is a multiple of align
+ * (its objects all sit on align boundaries: slabs are 64 KiB aligned), when
+ * it is at most UVM_SLAB_MAX; else 0.  Few classes are passed over: every
+ * class is a multiple of 16, and of 64 from 320 on.
+ */
+static inline size_t slab_aligned_size(size_t size, size_t align)
+{
+	unsigned c;
+	size_t cls;
+
+	if (size - 1 >= uvm__slab_max || align > SLAB_OBJ_MAX)
+		return 0;
+	for (c = uvm__slab_class[(size - 1) >> 4]; (cls = uvm__slab_class_size[c]) & (align - 1); c++)
+		;
+	return cls <= uvm__slab_max ? cls : 0;
+}
 
 /*
  * Safe-linking, as glibc's: a free object's link to the next is stored xor
@@ -354,7 +374,7 @@ static inline void *slab_hand_pop(struct slab_heap *h, unsigned c)
  * the free list of the class's current slab of h, or NULL (the caller takes
  * slab_alloc's way).
  */
-static inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
+static uvm_always_inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
 {
 	unsigned c = uvm__slab_class[(size - 1) >> 4];
 	struct slab *s = h->cur[c];

@@ -134,15 +134,32 @@ Test(slab, no_slab_above_a_page_when_slabs_are_off, .init = slabs_off)
 	uvm_free(q);
 }
 
-/* Alignments up to a page come from slabs (a class whose size is a multiple of the alignment), not areas. */
+/* The smallest class of at least size bytes that is a multiple of align, or 0. */
+static size_t aligned_class(size_t size, size_t align)
+{
+	for (unsigned c = 0; c < SLAB_CLASSES; c++)
+		if (uvm__slab_class_size[c] >= size && !(uvm__slab_class_size[c] % align))
+			return uvm__slab_class_size[c];
+	return 0;
+}
+
+/*
+ * Alignments up to a page come from slabs (the smallest class whose size is
+ * a multiple of the alignment, through malloc's hit or its slow way alike),
+ * not areas.
+ */
 Test(slab, aligned_objects)
 {
 	for (size_t align = 16; align <= 4096; align <<= 1)
 		for (size_t size = 1; size < 3000; size += 37) {
 			void *p = uvm_aligned_alloc(align, size), *q = uvm_aligned_alloc(align, size);
+			size_t want = aligned_class(size, align);
 
 			cr_assert_eq((uintptr_t)p % align, 0, "aligned_alloc(%zu, %zu) = %p", align, size, p);
 			cr_assert_eq((uintptr_t)q % align, 0, "aligned_alloc(%zu, %zu) = %p", align, size, q);
+			if (want && want <= slab_max())
+				cr_assert_eq(uvm_malloc_usable_size(q), want, "aligned_alloc(%zu, %zu) took %zu bytes, not %zu", align,
+					     size, uvm_malloc_usable_size(q), want);
 			if (align <= 2048 && size <= 2048)
 				cr_assert_lt(uvm_malloc_usable_size(p), 4096, "aligned_alloc(%zu, %zu) is not a slab object", align, size);
 			memset(p, 1, size);
