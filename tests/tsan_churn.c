@@ -4,8 +4,9 @@
  * process's first allocations at once (the set-up), then each round a thread
  * allocates objects and exits (its slabs become orphans), two threads free
  * them from both ends (the last free releases an orphan) while five others
- * swap blocks of random size, slab objects and areas, through shared slots
- * (remote frees, adoption, thread-exit drains, purges).  At the end the
+ * swap blocks of random size, slab objects (some aligned) and areas, through
+ * shared slots, reallocating some of what they take out (remote frees,
+ * adoption, thread-exit drains, purges).  At the end the
  * counts must balance and no slab may be left.
  */
 #include <pthread.h>
@@ -67,7 +68,13 @@ static void *swap(void *arg)
 		size_t size = kind > 1 ? 16 + (size_t)(rand_r(&seed) % 2000)
 				       : kind ? 4000 + (size_t)(rand_r(&seed) % 4000) : 9000 + (size_t)(rand_r(&seed) % 64000);
 
-		uvm_free(atomic_exchange(&slots[rand_r(&seed) % SLOTS], uvm_malloc(size)));
+		void *p = kind % 5 == 2 ? uvm_aligned_alloc((size_t)32 << rand_r(&seed) % 5, size) : uvm_malloc(size);
+
+		/* What another thread made, grown or shrunk here one time in five (realloc's size check reads its slab). */
+		p = atomic_exchange(&slots[rand_r(&seed) % SLOTS], p);
+		if (p && kind % 5 == 3)
+			p = uvm_realloc(p, 16 + (size_t)(rand_r(&seed) % 2000));
+		uvm_free(p);
 	}
 	return NULL;
 }

@@ -1,7 +1,8 @@
 /*
  * tests/unit/api/test_malloc_stress.c - a long randomized run of the malloc family:
- * threads x sizes from 1 byte to 64 MiB x realloc chains x frees by other
- * threads, every block's content checked before it is resized or freed.
+ * threads x sizes from 1 byte to 64 MiB (malloc, calloc, aligned_alloc) x
+ * realloc chains x frees by other threads, every block's content checked
+ * before it is resized or freed.
  */
 #include "helpers.h"
 
@@ -106,8 +107,12 @@ static void *worker(void *arg)
 			drop(b);
 			b->size = random_size(&rng);
 			b->seed = (uint32_t)next(&rng);
-			b->p = what == 0 ? uvm_calloc(1, b->size) : uvm_malloc(b->size);
+			size_t align = (size_t)16 << next(&rng) % 9;
+
+			b->p = what == 0 ? uvm_calloc(1, b->size) : what == 1 ? uvm_aligned_alloc(align, b->size) : uvm_malloc(b->size);
 			cr_assert_not_null(b->p);
+			if (what == 1)
+				cr_assert_eq((uintptr_t)b->p % align, 0, "aligned_alloc(%zu, %zu) = %p", align, b->size, (void *)b->p);
 			if (what == 0)
 				for (size_t i = 0; i < b->size; i += b->size > 16384 ? 4093 : 1)
 					cr_assert_eq(b->p[i], 0, "calloc byte %zu", i);
