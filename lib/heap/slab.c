@@ -131,16 +131,10 @@ static uvm_always_inline unsigned class_of(size_t size) { return size ? uvm__sla
 
 static size_t class_size(unsigned cls) { return uvm__slab_class_size[cls]; }
 
-/* The smallest class at least size whose objects all sit on an align boundary. */
+/* The smallest class at least size (1 or more) whose objects all sit on an align boundary. */
 static unsigned class_for(size_t size, size_t align)
 {
-	unsigned c = class_of(size);
-
-	if (likely(align <= 16)) /* every class is a multiple of 16 */
-		return c;
-	while (class_size(c) & (align - 1))
-		c++;
-	return c;
+	return likely(align <= 16) ? class_of(size) : slab_class_aligned(size, align); /* every class is a multiple of 16 */
 }
 
 /* ------------------------------------------------------------- slabs */
@@ -574,7 +568,7 @@ static uvm_noinline void *alloc_late(unsigned c)
 void *slab_alloc(size_t size, size_t align)
 {
 	struct heap *h = heap_self();
-	unsigned c = likely(align <= 16) ? class_of(size) : class_for(size, align);
+	unsigned c = class_for(size, align);
 	void *p = likely(h) ? alloc_in(&h->slab, c) : alloc_late(c);
 
 	if (p)

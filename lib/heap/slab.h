@@ -195,21 +195,29 @@ extern unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16]; /* class of sizes 16 i 
 extern const unsigned short uvm__slab_class_size[SLAB_CLASSES]; /* each class's object size */
 
 /*
- * The size of the class that serves size bytes aligned to align (a power
- * of two) in line: the smallest at least size that is a multiple of align
- * (its objects all sit on align boundaries: slabs are 64 KiB aligned), when
- * it is at most UVM_SLAB_MAX; else 0.  Few classes are passed over: every
- * class is a multiple of 16, and of 64 from 320 on.
+ * The smallest class of at least size bytes (1..SLAB_OBJ_MAX) whose objects
+ * all sit on align boundaries (a power of two, at most SLAB_OBJ_MAX): one
+ * whose size is a multiple of align, slabs being 64 KiB aligned.  Few
+ * classes are passed over: every class is a multiple of 16, and of 64 from
+ * 320 on.
  */
+static inline unsigned slab_class_aligned(size_t size, size_t align)
+{
+	unsigned c = uvm__slab_class[(size - 1) >> 4];
+
+	while (uvm__slab_class_size[c] & (align - 1))
+		c++;
+	return c;
+}
+
+/* That class's size, for the hits, when it is at most UVM_SLAB_MAX (size 1 or more); else 0. */
 static inline size_t slab_aligned_size(size_t size, size_t align)
 {
-	unsigned c;
 	size_t cls;
 
 	if (size - 1 >= uvm__slab_max || align > SLAB_OBJ_MAX)
 		return 0;
-	for (c = uvm__slab_class[(size - 1) >> 4]; (cls = uvm__slab_class_size[c]) & (align - 1); c++)
-		;
+	cls = uvm__slab_class_size[slab_class_aligned(size, align)];
 	return cls <= uvm__slab_max ? cls : 0;
 }
 
