@@ -55,7 +55,7 @@ static void *alloc(size_t size, size_t align, const void *caller)
 
 #define CALLER() __builtin_extract_return_addr(__builtin_return_address(0))
 
-static void *alloc_or_throw(size_t size, size_t align, const void *caller)
+static __attribute__((noinline)) void *alloc_or_throw(size_t size, size_t align, const void *caller)
 {
 	for (;;) {
 		void *p = alloc(size, align, caller);
@@ -82,10 +82,21 @@ static void *alloc_or_null(size_t size, size_t align, const void *t, const char 
 	return ((void *(*)(size_t, const void *))f)(size, t);
 }
 
-EXPORT void *_Znwm(size_t n) { return alloc_or_throw(n, 0, CALLER()); }
-EXPORT void *_Znam(size_t n) { return alloc_or_throw(n, 0, CALLER()); }
-EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t a) { return alloc_or_throw(n, a, CALLER()); }
-EXPORT void *_ZnamSt11align_val_t(size_t n, size_t a) { return alloc_or_throw(n, a, CALLER()); }
+/*
+ * The first try in line, the loop a call away: with the loop's registers
+ * saved on every call, new+delete of 48 bytes took 117 instructions, against
+ * 96 for malloc+free.
+ */
+#define NEW(n, a)                                                   \
+	do {                                                        \
+		void *p = alloc(n, a, CALLER());                    \
+		return __builtin_expect(p != NULL, 1) ? p : alloc_or_throw(n, a, CALLER()); \
+	} while (0)
+
+EXPORT void *_Znwm(size_t n) { NEW(n, 0); }
+EXPORT void *_Znam(size_t n) { NEW(n, 0); }
+EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t a) { NEW(n, a); }
+EXPORT void *_ZnamSt11align_val_t(size_t n, size_t a) { NEW(n, a); }
 EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *t) { return alloc_or_null(n, 0, t, "_ZnwmRKSt9nothrow_t", CALLER()); }
 EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *t) { return alloc_or_null(n, 0, t, "_ZnamRKSt9nothrow_t", CALLER()); }
 EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *t)
