@@ -656,32 +656,30 @@ static void *free_and_stay(void *p)
 	return NULL;
 }
 
-/* A double free of an object that another thread freed and keeps in its hand (slab_free_hit). */
-static void double_free_across_threads(void *arg)
+/* An object of this thread's that another thread has freed and keeps in its hand (slab_free_hit). */
+static void *kept_by_another(void)
 {
 	void *p = uvm_malloc(64);
 	pthread_t t;
 
-	(void)arg;
 	sem_init(&kept, 0, 0);
-	if (pthread_create(&t, NULL, free_and_stay, p))
-		return;
+	cr_assert_eq(pthread_create(&t, NULL, free_and_stay, p), 0);
 	sem_wait(&kept);
-	uvm_free(p);
+	return p;
 }
 
-/* The size of an object that another thread freed and keeps in its hand: marked, then found there. */
+/* A double free of such an object. */
+static void double_free_across_threads(void *arg)
+{
+	(void)arg;
+	uvm_free(kept_by_another());
+}
+
+/* The size of such an object: marked, then found in that hand. */
 static void usable_size_across_threads(void *arg)
 {
-	void *p = uvm_malloc(64);
-	pthread_t t;
-
 	(void)arg;
-	sem_init(&kept, 0, 0);
-	if (pthread_create(&t, NULL, free_and_stay, p))
-		return;
-	sem_wait(&kept);
-	if (uvm_malloc_usable_size(p))
+	if (uvm_malloc_usable_size(kept_by_another()))
 		return;
 }
 
