@@ -81,12 +81,6 @@ static void check_header(const struct slab *s)
 		slab_corrupt(s, "header", s);
 }
 
-/* Whether a map class's object of s with this bit is free: in the owner's map or the remote word (read racily by other threads). */
-static bool map_freed(const struct slab *s, uintptr_t bit)
-{
-	return (__atomic_load_n(&s->map, __ATOMIC_RELAXED) | atomic_load_explicit(&s->remote, memory_order_relaxed)) & bit;
-}
-
 /* p, an object of s, freed a second time (a map class's bit was set already). */
 static __attribute__((noreturn, cold)) void double_free(const void *p)
 {
@@ -776,7 +770,7 @@ void slab_map_free(struct slab_heap *h, struct slab *s, void *p)
 		return;
 	}
 	/* The owner's map, read only once h knows it is s's owner. */
-	if (unlikely(map_freed(s, bit)))
+	if (unlikely(slab_map_freed(s, bit)))
 		double_free(p); /* freed already, here or by another thread: the bits are exact */
 	__atomic_store_n(&s->map, s->map | bit, __ATOMIC_RELAXED);
 	h->frees[c]++;
@@ -812,7 +806,7 @@ static enum slab_ptr check(const void *p, struct slab **out)
 	if (!slab_object(s, p))
 		return SLAB_BAD;
 	if (slab_map_class(s->cls)) {
-		if (map_freed(s, slab_bit(slab_index(s, p))))
+		if (slab_map_freed(s, slab_bit(slab_index(s, p))))
 			return SLAB_BAD;
 	} else if (((const uintptr_t *)p)[1] == s->mask && already_free(s, p)) {
 		return SLAB_BAD;

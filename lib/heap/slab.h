@@ -507,26 +507,35 @@ static inline enum slab_hit slab_free_hit(struct slab_heap *h, void *p, struct s
 	return SLAB_FREED;
 }
 
+/* Whether a map class's object of s with this bit is free: in the owner's map or the remote word (read racily by other threads). */
+static inline bool slab_map_freed(const struct slab *s, uintptr_t bit)
+{
+	return (__atomic_load_n(&s->map, __ATOMIC_RELAXED) | atomic_load_explicit(&s->remote, memory_order_relaxed)) & bit;
+}
+
 /*
- * The usable size of p when p is surely a live object of a link class's
- * slab with a running owner in the first region, else 0 (slab_check
- * decides).  malloc_usable_size's way: Redis asks it after every malloc and
- * before every free, and the whole check took 100 instructions a call.
- * Every freed link-class object carries its mark, so an object without it
- * is live; one with it may be too (user data that looks like it), which
- * slab_check's walk tells.  A map class's free state is its owner's.
+ * The usable size of p when p is surely a live object of a slab with a
+ * running owner in the first region, else 0 (slab_check decides).
+ * malloc_usable_size's way: Redis asks it after every malloc and before
+ * every free (sqlite3 too), and the whole check took 100 instructions a
+ * call.  Every freed link-class object carries its mark, so an object
+ * without it is live; one with it may be too (user data that looks like
+ * it), which slab_check's walk tells.  A map class's object is live when
+ * neither of its slab's maps has its bit (slab_map_freed).
  */
 static inline size_t slab_live_size(const void *p)
 {
 	uintptr_t a = (uintptr_t)p;
 	const struct region *r = &uvm__regions[0];
 	const struct slab *s;
+	uint32_t i;
 
 	if (a - r->base >= r->size)
 		return 0;
 	s = region_chunk(r, a);
-	if (!__atomic_load_n(&s->fast, __ATOMIC_RELAXED) || !slab_object(s, p) || slab_map_class(s->cls) ||
-	    ((const uintptr_t *)p)[1] == s->mask)
+	if (!__atomic_load_n(&s->fast, __ATOMIC_RELAXED) || (i = slab_index(s, p)) >= __atomic_load_n(&s->carved, __ATOMIC_RELAXED))
+		return 0;
+	if (slab_map_class(s->cls) ? slab_map_freed(s, slab_bit(i)) : ((const uintptr_t *)p)[1] == s->mask)
 		return 0;
 	return s->size;
 }

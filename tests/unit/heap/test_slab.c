@@ -635,6 +635,17 @@ static void usable_size_after_free(void *arg)
 		return;
 }
 
+/* A map class's object (4.5-7 KiB take them by default): its bit in the owner's map says it is free. */
+static void usable_size_after_map_free(void *arg)
+{
+	void *volatile p = uvm_malloc(5000);
+
+	(void)arg;
+	uvm_free(p);
+	if (uvm_malloc_usable_size(p))
+		return;
+}
+
 static void interior_usable_size(void *arg)
 {
 	char *p = uvm_malloc(64);
@@ -738,6 +749,7 @@ Test(slab, bad_frees_abort_naming_the_pointer)
 	expect_death(usable_size_after_free, NULL, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
 	expect_death(usable_size_across_threads, NULL, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
 	expect_death(interior_usable_size, NULL, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
+	expect_death(usable_size_after_map_free, NULL, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
 	expect_death(double_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(interior_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(never_carved_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
