@@ -12,12 +12,19 @@
  *   hotpath uvm PAGES LOOPS     uvm_vmalloc(PAGES pages) + uvm_vfree
  *   hotpath malloc BYTES LOOPS  malloc(BYTES) + free (the allocator LD_PRELOAD picks)
  *   hotpath slab BYTES LOOPS    uvm_malloc(BYTES) + uvm_free
+ *   hotpath calloc BYTES LOOPS  calloc(1, BYTES) + free
+ *   hotpath aligned BYTES LOOPS aligned_alloc(64, BYTES) + free
+ *   hotpath realloc BYTES LOOPS malloc(BYTES), realloc to twice that, free: a triple
+ *   hotpath usable BYTES LOOPS  malloc(BYTES), malloc_usable_size of it (Redis's way), free
  *   hotpath null BYTES LOOPS    a function that returns a static buffer + one that does nothing:
  *                               the loop's own cost, which hotpath.sh takes off the others
  *
+ * The last four reach the allocator through a function of this file's,
+ * whose call the counts include (a few instructions).
  * A warm-up pair runs first, so the loop measures hits only.  Prints the
  * nanoseconds per pair of the loop.
  */
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +34,28 @@
 #include "uvmalloc.h"
 
 static void *vm_alloc(size_t n) { return uvm_vmalloc(n * 4096); }
+static void *calloc_one(size_t n) { return calloc(1, n); }
+static void *aligned_64(size_t n) { return aligned_alloc(64, n); }
+
+static void *grown(size_t n)
+{
+	void *p = malloc(n), *q = p ? realloc(p, 2 * n) : NULL;
+
+	if (p && !q)
+		free(p);
+	return q;
+}
+
+static void *asked(size_t n)
+{
+	void *p = malloc(n);
+
+	if (p && malloc_usable_size(p) < n) {
+		fprintf(stderr, "hotpath: malloc_usable_size says less than was asked\n");
+		exit(1);
+	}
+	return p;
+}
 
 static char null_block[64];
 
@@ -62,7 +91,7 @@ int main(int argc, char **argv)
 	long loops;
 
 	if (argc != 4) {
-		fprintf(stderr, "usage: hotpath uvm|malloc|slab|null SIZE LOOPS\n");
+		fprintf(stderr, "usage: hotpath uvm|malloc|slab|calloc|aligned|realloc|usable|null SIZE LOOPS\n");
 		return 2;
 	}
 	n = strtoul(argv[2], &end, 10);
@@ -79,6 +108,14 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "slab")) {
 		alloc = uvm_malloc;
 		release = uvm_free;
+	} else if (!strcmp(argv[1], "calloc")) {
+		alloc = calloc_one;
+	} else if (!strcmp(argv[1], "aligned")) {
+		alloc = aligned_64;
+	} else if (!strcmp(argv[1], "realloc")) {
+		alloc = grown;
+	} else if (!strcmp(argv[1], "usable")) {
+		alloc = asked;
 	} else if (strcmp(argv[1], "malloc")) {
 		fprintf(stderr, "hotpath: unknown kind %s\n", argv[1]);
 		return 2;
