@@ -552,7 +552,7 @@ static uvm_noinline void *aligned_profiled(size_t size, size_t align, const void
  * them (slab_aligned_size), malloc's hit of that class; else alloc's way,
  * which took aligned_alloc(64, 64)+free 231 instructions.
  */
-static inline void *aligned(size_t size, size_t align, const void *caller)
+static uvm_always_inline void *aligned(size_t size, size_t align, const void *caller)
 {
 	struct heap *h = uvm__heap;
 	size_t cls;
