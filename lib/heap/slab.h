@@ -517,8 +517,7 @@ static inline bool slab_map_freed(const struct slab *s, uintptr_t bit)
  * The usable size of p when p is surely a live object of a slab with a
  * running owner in the first region, else 0 (slab_check decides).
  * malloc_usable_size's way: Redis asks it after every malloc and before
- * every free (sqlite3 too), and the whole check took 100 instructions a
- * call.  Every freed link-class object carries its mark, so an object
+ * every free, and the whole check took 100 instructions a call.  Every freed link-class object carries its mark, so an object
  * without it is live; one with it may be too (user data that looks like
  * it), which slab_check's walk tells.  A map class's object is live when
  * neither of its slab's maps has its bit (slab_map_freed).
@@ -533,9 +532,11 @@ static inline size_t slab_live_size(const void *p)
 	if (a - r->base >= r->size)
 		return 0;
 	s = region_chunk(r, a);
-	if (!__atomic_load_n(&s->fast, __ATOMIC_RELAXED) || (i = slab_index(s, p)) >= __atomic_load_n(&s->carved, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&s->fast, __ATOMIC_RELAXED))
 		return 0;
-	if (slab_map_class(s->cls) ? slab_map_freed(s, slab_bit(i)) : ((const uintptr_t *)p)[1] == s->mask)
+	i = slab_index(s, p);
+	if (i >= __atomic_load_n(&s->carved, __ATOMIC_RELAXED) ||
+	    (slab_map_class(s->cls) ? slab_map_freed(s, slab_bit(i)) : ((const uintptr_t *)p)[1] == s->mask))
 		return 0;
 	return s->size;
 }
