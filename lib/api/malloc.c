@@ -293,13 +293,14 @@ void *uvm_calloc(size_t n, size_t size)
 
 /* ------------------------------------------------------------- free */
 
-/* The live block p (not an early one): its usable bytes into *n (0: none), and its area when it is one. */
+/*
+ * The live block p (not an early one): its usable bytes into *n (0: none),
+ * and its area when it is one.  The entry points try slab_live_size first.
+ */
 static struct vmap_area *live_block(const void *p, size_t *n)
 {
 	struct vmap_area *va;
 
-	if ((*n = slab_live_size(p)))
-		return NULL;
 	/*
 	 * The area first where there can be one (on a page): one page-map
 	 * lookup, where the slabs' check and then the area's took two (about 30
