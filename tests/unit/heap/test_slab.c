@@ -625,22 +625,11 @@ static void realloc_after_free(void *arg)
 		return;
 }
 
+/* arg: the block's size (a map class's from 4097 bytes: its bit in the owner's map says it is free). */
 static void usable_size_after_free(void *arg)
 {
-	void *volatile p = uvm_malloc(32);
+	void *volatile p = uvm_malloc((size_t)arg);
 
-	(void)arg;
-	uvm_free(p);
-	if (uvm_malloc_usable_size(p))
-		return;
-}
-
-/* A map class's object (4.5-7 KiB take them by default): its bit in the owner's map says it is free. */
-static void usable_size_after_map_free(void *arg)
-{
-	void *volatile p = uvm_malloc(5000);
-
-	(void)arg;
 	uvm_free(p);
 	if (uvm_malloc_usable_size(p))
 		return;
@@ -746,10 +735,10 @@ Test(slab, bad_frees_abort_naming_the_pointer)
 {
 	expect_death(double_free_across_threads, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(realloc_after_free, NULL, SIGABRT, "uvmalloc: realloc(): invalid pointer 0x");
-	expect_death(usable_size_after_free, NULL, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
+	expect_death(usable_size_after_free, (void *)32, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
 	expect_death(usable_size_across_threads, NULL, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
 	expect_death(interior_usable_size, NULL, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
-	expect_death(usable_size_after_map_free, NULL, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
+	expect_death(usable_size_after_free, (void *)5000, SIGABRT, "uvmalloc: malloc_usable_size(): invalid pointer 0x");
 	expect_death(double_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(interior_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(never_carved_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
