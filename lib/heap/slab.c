@@ -397,14 +397,11 @@ uint64_t slab_made(void) { return atomic_load_explicit(&sl.lives, memory_order_r
 
 bool slab_serves_aligned(size_t size, size_t align)
 {
-	size_t cls;
-
-	if (!uvm__slab_max || size > SLAB_OBJ_MAX || align > UVM_PAGE_SIZE)
-		return false;
-	cls = class_size(class_for(size, align));
-	if (size <= uvm__slab_max && cls <= uvm__slab_max)
+	if (slab_aligned_size(size, align))
 		return true;
-	return size > UVM_PAGE_SIZE && cls < align_up(size, UVM_PAGE_SIZE);
+	if (!uvm__slab_max || size <= UVM_PAGE_SIZE || size > SLAB_OBJ_MAX || align > UVM_PAGE_SIZE)
+		return false;
+	return class_size(class_for(size, align)) < align_up(size, UVM_PAGE_SIZE);
 }
 
 /* ------------------------------------------------------- allocation */

@@ -210,12 +210,16 @@ static inline unsigned slab_class_aligned(size_t size, size_t align)
 	return c;
 }
 
-/* That class's size, for the hits, when it is at most UVM_SLAB_MAX (size 1 or more); else 0. */
+/*
+ * That class's size, for the hits, where slabs serve size bytes (1 or
+ * more) up to UVM_SLAB_MAX aligned to align, at most a page
+ * (slab_serves_aligned's first case); else 0.
+ */
 static inline size_t slab_aligned_size(size_t size, size_t align)
 {
 	size_t cls;
 
-	if (size - 1 >= uvm__slab_max || align > SLAB_OBJ_MAX)
+	if (size - 1 >= uvm__slab_max || align > UVM_PAGE_SIZE)
 		return 0;
 	cls = uvm__slab_class_size[slab_class_aligned(size, align)];
 	return cls <= uvm__slab_max ? cls : 0;
