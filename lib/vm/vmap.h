@@ -79,8 +79,8 @@
 #define VA_OWNER_SHIFT 16
 
 struct vmap_area {
-	uintptr_t va_start, va_end;
-	struct rb_node rb;      /* free tree, or a node's busy tree */
+	/* The first cache line holds what a thread cache's hit and the owner's free touch; the trees' fields follow. */
+	uintptr_t va_start;
 	struct list_head list;  /* free list, lazy list, pool list or a private list */
 	union {
 		size_t subtree_max_size; /* free tree only */
@@ -91,7 +91,10 @@ struct vmap_area {
 	void *cache;           /* the thread cache (pcp.c) it rests in, or NULL */
 	struct heap *heap;     /* the thread heap that allocated it, whose cache its free feeds (heap.h); NULL: none */
 	size_t requested;      /* live: the bytes its user asked for (its page rounding is uvm_frag's rounding_bytes) */
+	uintptr_t va_end;
+	struct rb_node rb;      /* free tree, or a node's busy tree */
 };
+_Static_assert(offsetof(struct vmap_area, va_end) == 64, "a hit's fields fill the object's first line");
 
 static inline size_t va_size(const struct vmap_area *va) { return va->va_end - va->va_start; }
 static inline size_t va_pages(const struct vmap_area *va) { return va_size(va) >> UVM_PAGE_SHIFT; }
