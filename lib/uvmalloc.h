@@ -103,8 +103,8 @@ UVM_API void *uvm_malloc_caller(size_t size, const void *caller);
 /*
  * Purge now: every thread's cache drains, and every lazily freed and pooled
  * area goes back to the kernel and to the free tree; the calling thread's
- * free small objects of a page and more (4-8 KiB, where UVM_SLAB_MAX makes
- * them slab objects) give their pages back while their slabs live.
+ * free small objects of a page and more (4.5-7, 9, 10 and 14 KiB, and 4-8
+ * KiB where UVM_SLAB_MAX makes them slab objects) give their pages back while their slabs live.
  */
 UVM_API void uvm_purge(void);
 
@@ -210,7 +210,7 @@ struct uvm_frag {
 	uint64_t rounding_bytes;
 	/* Appended: the whole process's resident bytes (VmRSS) and their peak so far (VmHWM), the allocator's or not */
 	uint64_t process_rss_bytes, process_peak_rss_bytes;
-	/* Appended: the classes past classes[]'s last (there are 37: the 4.5-8 KiB ones are here), in size order */
+	/* Appended: the classes past classes[]'s last (there are 41: the 4.5-16 KiB ones are here), in size order */
 	struct uvm_frag_class classes_more[UVM_FRAG_CLASSES_MORE];
 };
 

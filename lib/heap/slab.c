@@ -15,8 +15,8 @@
  * Double frees are caught as glibc's tcache does: a freed object carries a
  * key in its second word (its slab's mask, made from a random per-process
  * key); a free that finds the key walks the slab's free lists and the
- * threads' hands to be sure before it aborts.  The map classes (4-8 KiB,
- * at UVM_SLAB_MAX=8K; slab.h) keep bitmaps in the header instead: a set
+ * threads' hands to be sure before it aborts.  The map classes (a page and
+ * more; slab.h) keep bitmaps in the header instead: a set
  * bit is a double free, and no freed object is written.
  */
 #include "slab.h"
@@ -112,13 +112,21 @@ unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16];
  * in-memory journal asks for 1032 bytes a chunk and its page cache for
  * 4368 a page: its peak RSS fell 227 -> 207 MB (glibc 181, RESULTS.md).
  * The price is a class more per power of two that a thread may hold a
- * slab of: allocwork local and stress on 2 threads +3 % peak RSS.
+ * slab of: allocwork local and stress on 2 threads +3 % peak RSS.  Above
+ * 8 KiB there are only the classes that serve a size with less than its
+ * pages (slab_serves): 9, 10 and 14 KiB, 7, 6 and 4 objects a slab; and
+ * 16 KiB, which serves none: an aligned request's walk up the classes
+ * (slab_class_aligned) found none a page multiple after 8 KiB, and read
+ * past the table (vmbench random_size_align, 12 KiB aligned to 4 KiB).
  */
 const unsigned short uvm__slab_class_size[SLAB_CLASSES] = {
 	16,   32,   48,   64,   80,   96,   112,  128,  160,  192,  224,  256,  288,  320,  384,  448,  512,  576,  640,
 	768,  896,  1024, 1152, 1280, 1536, 1792, 2048, 2304, 2560, 3072, 3584, 4096, 4608, 5120, 6144, 7168, 8192,
+	9216, 10240, 14336, 16384,
 };
-_Static_assert(SLAB_MAP_FIRST < SLAB_CLASSES && SLAB_OBJ_MAX == 8192, "the class table ends at SLAB_OBJ_MAX");
+/* A page multiple last: slab_class_aligned's walk, for any alignment up to a page, stops inside the table. */
+_Static_assert(SLAB_MAP_FIRST < SLAB_CLASSES && SLAB_OBJ_MAX == 16384 && SLAB_OBJ_MAX % UVM_PAGE_SIZE == 0,
+	       "the class table ends at SLAB_OBJ_MAX");
 
 /* The class of size bytes (at most SLAB_OBJ_MAX): the one table the hits read too. */
 static uvm_always_inline unsigned class_of(size_t size) { return size ? uvm__slab_class[(size - 1) >> 4] : 0; }

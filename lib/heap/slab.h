@@ -3,8 +3,9 @@
  *
  * Size classes of 16 bytes up to 128, then four per power of two and one
  * an eighth above each from 256 (slab.c's uvm__slab_class_size), up to UVM_SLAB_MAX
- * (at most 8 KiB), and the classes above a page that are
- * smaller than their sizes' pages (slab_serves).  A slab is one 64 KiB vmap area, aligned to
+ * (at most 8 KiB), and the classes above a page that are smaller than
+ * their sizes' pages, up to 14 KiB (slab_serves); the last, 16 KiB,
+ * serves no size and ends slab_class_aligned's walks.  A slab is one 64 KiB vmap area, aligned to
  * 64 KiB, all of it objects; its header is the record of its chunk in the
  * region's chunk table (arena.h), found in O(1) from the pointer's address,
  * and the page map says whether a slab starts at pointer & ~(64 KiB - 1).  Each
@@ -35,8 +36,9 @@
 #include "uvmalloc.h"
 
 #define SLAB_SIZE ((size_t)64 << 10)
-#define SLAB_OBJ_MAX ((size_t)8 << 10)
-#define SLAB_CLASSES (8 + 4 * 6 + 5) /* 16..128 by 16, then 4 per power of two up to 8 KiB, and 5 an eighth above 256..4096 */
+#define SLAB_OBJ_MAX ((size_t)16 << 10)
+/* 16..128 by 16, then 4 per power of two up to 8 KiB, 5 an eighth above 256..4096, 9, 10 and 14 KiB (slab_serves), 16 KiB */
+#define SLAB_CLASSES (8 + 4 * 6 + 5 + 4)
 #define SLAB_MAG 16               /* freed objects a thread keeps in hand per class (slab_heap.mag) */
 #define SLAB_MAP_FIRST 31         /* the class of 4 KiB: slab_map_class */
 
@@ -171,19 +173,28 @@ extern size_t uvm__slab_max; /* UVM_SLAB_MAX, read at set-up */
  * Whether slabs serve size bytes (1 or more) aligned to align: every size
  * up to UVM_SLAB_MAX, and above it and above a page, up to SLAB_OBJ_MAX, a
  * size whose class is smaller than the size rounded up to pages, which an
- * area would hold: 4097..7168 B, in the classes of 4.5, 5, 6 and 7 KiB.  An area there
+ * area would hold: 4097..7168 B, in the classes of 4.5, 5, 6 and 7 KiB, and
+ * 8193..10240 and 12289..14336 in those of 9, 10 and 14 KiB.  An area there
  * holds up to a page more than its class, all of it resident once the
  * block's end is written: sqlite's page cache asks for 4368 bytes a page,
  * and its peak RSS was 1.56x glibc's with those blocks as areas of 8 KiB
- * (RESULTS.md).  A size that fills its pages (3585..4096, 7169..8192)
- * stays an area, whose recycling loop is 12 % faster than a slab's and
- * which realloc grows in place.  UVM_SLAB_MAX=0: no slabs at all.
+ * (RESULTS.md); allocwork churn (4-16 KiB blocks) held 7 % more pages than
+ * mimalloc with the 8-16 KiB ones as areas.  A size that fills its pages
+ * (3585..4096, 7169..8192, 10241..12288, 14337 and up) stays an area, whose
+ * recycling loop is 12 % faster than a slab's and which realloc grows in
+ * place.  UVM_SLAB_MAX=0: no slabs at all.
  */
 bool slab_serves_aligned(size_t size, size_t align);
-/* The largest of those sizes: the last class under two pages (four classes to a power of two). */
-#define SLAB_FILL_MAX (2 * UVM_PAGE_SIZE - UVM_PAGE_SIZE / 4)
-/* Whether size is one of those above a page (UVM_PAGE_SIZE + 1 .. SLAB_FILL_MAX), slabs on or not: one compare. */
-static inline bool slab_fills(size_t size) { return size - (UVM_PAGE_SIZE + 1) < SLAB_FILL_MAX - UVM_PAGE_SIZE; }
+/*
+ * Those sizes above a page, in KiB steps (bit k: sizes 1024 k + 1 .. 1024 (k + 1)): 4097..7168,
+ * 8193..10240 and 12289..14336, the classes of 4.5, 5, 6, 7, 9, 10 and 14 KiB.
+ */
+#define SLAB_FILL_STEPS 0x3370u
+/* Whether size is one of those (slabs on or not): a compare and a bit test, test_slab checks it against slab_serves. */
+static inline bool slab_fills(size_t size)
+{
+	return size - (UVM_PAGE_SIZE + 1) < SLAB_OBJ_MAX - UVM_PAGE_SIZE && (SLAB_FILL_STEPS >> ((size - 1) >> 10) & 1);
+}
 
 static inline bool slab_serves(size_t size, size_t align)
 {

@@ -31,14 +31,17 @@ static struct uvm_stats stats(void)
 
 /*
  * Every size gets a block at least that large, 16-byte aligned, from a
- * class at most 25% (or 16 B) larger: every class, up to SLAB_OBJ_MAX, for
- * UVM_SLAB_MAX may raise the default (the largest class under a page).
+ * class at most 25% (or 16 B) larger: every class up to 8 KiB, for
+ * UVM_SLAB_MAX may raise the default (the largest class under a page), and
+ * above it the sizes slabs serve (9, 10 and 14 KiB: slab_serves).
  */
 Test(slab, classes_fit_sizes)
 {
 	uvm_free(uvm_malloc(1)); /* slab_max() is read at set-up */
 	cr_assert_eq(slab_max(), 3584);
 	for (size_t size = 1; size <= SLAB_OBJ_MAX; size++) {
+		if (size > 8192 && !slab_serves(size, 16))
+			continue;
 		void *p = slab_alloc(size, 16);
 		size_t got = uvm_malloc_usable_size(p);
 
@@ -84,18 +87,21 @@ static bool slab_object_of(void *p, size_t want)
 
 /*
  * Above UVM_SLAB_MAX, a block comes from a slab where its class is smaller
- * than its size rounded up to pages (4097..7168 B: 4.5, 5, 6 and 7 KiB), and is
- * an area where the pages fit it as well (3585..4096, 7169 B and up); the
- * same through every entry (malloc, calloc, aligned_alloc, realloc).
+ * than its size rounded up to pages (4097..7168 B: 4.5, 5, 6 and 7 KiB;
+ * 8193..10240: 9 and 10; 12289..14336: 14), and is an area where the pages
+ * fit it as well (3585..4096, 7169..8192, 10241..12288, 14337 B and up);
+ * the same through every entry (malloc, calloc, aligned_alloc, realloc).
  */
 Test(slab, sizes_above_a_page_take_a_class_where_it_wastes_less)
 {
 	static const struct {
 		size_t size, slab; /* the class, or 0: an area */
 	} want[] = { { 3585, 0 }, { 4096, 0 }, { 4097, 4608 }, { 4368, 4608 }, { 4609, 5120 }, { 5121, 6144 },
-		     { 6145, 7168 }, { 7168, 7168 }, { 7169, 0 }, { 8192, 0 }, { 8193, 0 } };
+		     { 6145, 7168 }, { 7168, 7168 }, { 7169, 0 }, { 8192, 0 }, { 8193, 9216 }, { 9217, 10240 },
+		     { 10240, 10240 }, { 10241, 0 }, { 12288, 0 }, { 12289, 14336 }, { 14336, 14336 }, { 14337, 0 },
+		     { 16384, 0 } };
 
-	/* malloc's one-compare test of those sizes (slab_fills) says what the rule (slab_serves) says, at every size. */
+	/* malloc's test of those sizes (slab_fills) says what the rule (slab_serves) says, at every size. */
 	uvm_free(uvm_malloc(1)); /* slab_max() is read at set-up */
 	for (size_t size = 3585; size <= SLAB_OBJ_MAX; size++)
 		cr_assert_eq(slab_fills(size), size > 4096 && slab_serves(size, 16), "slab_fills(%zu) disagrees with slab_serves", size);
@@ -167,6 +173,32 @@ Test(slab, aligned_objects)
 			cr_assert_eq(((unsigned char *)p)[size - 1], 1);
 			uvm_free(p);
 			uvm_free(q);
+		}
+}
+
+/*
+ * Above a page, every alignment up to a page: a slab object of the smallest
+ * class that is a multiple of it where slabs serve the size so aligned,
+ * else an area; the class walk stays inside the table, whose last class is
+ * a page multiple (12 KiB aligned to 4 KiB once walked past it).
+ */
+Test(slab, aligned_sizes_above_a_page)
+{
+	for (size_t align = 16; align <= 4096; align <<= 1)
+		for (size_t size = 4000; size <= SLAB_OBJ_MAX + 1024; size += 509) {
+			void *p = uvm_aligned_alloc(align, size);
+			size_t n = 0;
+
+			cr_assert_not_null(p);
+			cr_assert_eq((uintptr_t)p % align, 0, "aligned_alloc(%zu, %zu) = %p", align, size, p);
+			if (slab_serves_aligned(size, align))
+				cr_assert(slab_object_of(p, aligned_class(size, align)), "aligned_alloc(%zu, %zu) is not a %zu-byte object",
+					  align, size, aligned_class(size, align));
+			else
+				cr_assert(slab_check(p, &n) == SLAB_NONE && (uintptr_t)p % 4096 == 0,
+					  "aligned_alloc(%zu, %zu) is not an area", align, size);
+			memset(p, 3, size);
+			uvm_free(p);
 		}
 }
 
