@@ -56,7 +56,7 @@ static const struct uvm_option table[OPT__COUNT] = {
 	[OPT_FAKE_NUMA] = { "UVM_FAKE_NUMA", 0, 0, 64,
 			    "split the address space into N pretend NUMA nodes (for tests on one-node machines); 0 = the real nodes" },
 	[OPT_SLAB_MAX] = { "UVM_SLAB_MAX", 3584, 0, 8 << 10,
-			   "largest malloc served from slabs (at most 8K; the 4-8 KiB classes keep their free state in the slab's header); larger ones get areas of their own, "
+			   "largest malloc served from slabs (at most 8K; the classes of a page and more keep their free state in the slab's header); larger ones get areas of their own, "
 			   "except 4097-7168, 8193-10240 and 12289-14336 bytes, which take the 4.5-7, 9, 10 and 14 KiB classes (smaller than their pages); 0 = no slabs at all" },
 	[OPT_STATS] = { "UVM_STATS", 0, 0, 2,
 			"1 = print a summary of the allocator's statistics, overhead and fragmentation on stderr at exit; "

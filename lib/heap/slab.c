@@ -115,9 +115,9 @@ unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16];
  * slab of: allocwork local and stress on 2 threads +3 % peak RSS.  Above
  * 8 KiB there are only the classes that serve a size with less than its
  * pages (slab_serves): 9, 10 and 14 KiB, 7, 6 and 4 objects a slab; and
- * 16 KiB, which serves none: an aligned request's walk up the classes
- * (slab_class_aligned) found none a page multiple after 8 KiB, and read
- * past the table (vmbench random_size_align, 12 KiB aligned to 4 KiB).
+ * 16 KiB, which serves none but ends the table on a page multiple, so that
+ * an aligned request's walk up the classes (slab_class_aligned) stops
+ * inside it (12 KiB aligned to 4 KiB walked past 14 KiB without it).
  */
 const unsigned short uvm__slab_class_size[SLAB_CLASSES] = {
 	16,   32,   48,   64,   80,   96,   112,  128,  160,  192,  224,  256,  288,  320,  384,  448,  512,  576,  640,
