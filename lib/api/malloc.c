@@ -245,8 +245,10 @@ static uvm_noinline void *malloc_fill(struct heap *h, size_t size, const void *c
 
 	if (unlikely(!uvm__slab_max))
 		return malloc_counted(size, caller);
-	if (likely(p = small_hit(h, size, size)))
+	if (likely(p = slab_map_hit(&h->slab, size))) {
+		h->pcp.requested += size;
 		return p;
+	}
 	return malloc_refill(h, size, caller);
 }
 

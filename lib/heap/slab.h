@@ -424,6 +424,27 @@ static uvm_always_inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
 	return p;
 }
 
+/*
+ * The owner's hit of a map class, for a size above a page that slabs
+ * serve (slab_fills): the lowest free object of the class's current slab,
+ * or NULL.  Such a class keeps no hand and no free list, so this skips
+ * slab_alloc_hit's looks at both (malloc+free of 5000 bytes 142 -> 133
+ * instructions).
+ */
+static uvm_always_inline void *slab_map_hit(struct slab_heap *h, size_t size)
+{
+	unsigned c = uvm__slab_class[(size - 1) >> 4];
+	struct slab *s = h->cur[c];
+	void *p;
+
+	if (unlikely(!s || !s->map))
+		return NULL;
+	p = slab_map_take(s);
+	s->used++;
+	h->allocs[c]++;
+	return p;
+}
+
 /* Whether s, just freed into by its owner h, is empty and not the current slab of its class: to be released. */
 static inline bool slab_emptied(const struct slab_heap *h, const struct slab *s) { return !s->used && s != h->cur[s->cls]; }
 /* Give an empty slab back to the area cache (slab_free_hit's, a thread's exit). */
