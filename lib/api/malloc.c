@@ -523,7 +523,7 @@ static void *realloc_named(const char *fn, void *p, size_t size, const void *cal
 	}
 	/* A live small block (slab_live_size) stays or moves with no more checks. */
 	if ((have = slab_live_size(p))) {
-		if (size <= have && keeps(have, size))
+		if (keeps(have, size))
 			return p;
 	} else {
 		if (size > PTRDIFF_MAX)

@@ -553,9 +553,10 @@ static inline bool slab_map_freed(const struct slab *s, uintptr_t bit)
  * The usable size of p when p is surely a live object of a slab with a
  * running owner in the first region, else 0 (slab_check decides).
  * malloc_usable_size's way: Redis asks it after every malloc and before
- * every free, and the whole check took 100 instructions a call.  Every freed link-class object carries its mark, so an object
- * without it is live; one with it may be too (user data that looks like
- * it), which slab_check's walk tells.  A map class's object is live when
+ * every free, and the whole check took 100 instructions a call.  Every
+ * freed link-class object carries its mark, so an object without it is
+ * live; one with it may be too (user data that looks like it), which
+ * slab_check's walk tells.  A map class's object is live when
  * neither of its slab's maps has its bit (slab_map_freed).
  */
 static inline size_t slab_live_size(const void *p)
