@@ -195,11 +195,18 @@ static inline void pcp_link(struct pcp *p, struct pcp_node *n, unsigned i, struc
 	p->slow_pages += va_pages(va);
 }
 
-/* va out of its list, its neighbours' links joined: the hit's unlink (no list_del: nothing of va needs clearing). */
-static inline void pcp_unlink_hot(struct vmap_area *va)
+/*
+ * va, the first of l, out of it: the hit's unlink (no list_del: nothing of
+ * va needs clearing).  Its prev is l's head, so the head's link is stored
+ * at an address known up front, not one loaded from va, which the free
+ * just before wrote (vmbench fix_size p:1 and p:16 took 3-4 % less time).
+ */
+static inline void pcp_unlink_hot(struct pcp_list *l, struct vmap_area *va)
 {
-	va->list.prev->next = va->list.next;
-	va->list.next->prev = va->list.prev;
+	struct list_head *next = va->list.next;
+
+	l->head.next = next;
+	next->prev = &l->head;
 }
 
 /*
@@ -220,7 +227,7 @@ static inline struct vmap_area *pcp_pop_bin(struct pcp *p, size_t pages, size_t 
 	va = list_first_entry(&l->head, struct vmap_area, list);
 	if (align > UVM_PAGE_SIZE && (va->va_start & (align - 1)))
 		return NULL;
-	pcp_unlink_hot(va);
+	pcp_unlink_hot(l, va);
 	l->pops++;
 	return va;
 }
@@ -241,7 +248,7 @@ static inline struct vmap_area *pcp_pop_order(struct pcp *p, size_t pages, size_
 	va = list_first_entry(&l->head, struct vmap_area, list);
 	if (va_pages(va) != pages || (align > UVM_PAGE_SIZE && (va->va_start & (align - 1))))
 		return NULL;
-	pcp_unlink_hot(va);
+	pcp_unlink_hot(l, va);
 	l->count--;
 	p->slow_pages -= pages;
 	p->room += pages;
