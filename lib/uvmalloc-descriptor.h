@@ -28,8 +28,10 @@
  *    remote word (their count is its bits set), not a count above remote_shift.
  * 5: a thread heap's hands are counted by a pointer per class to the first empty slot (heap_hand_top),
  *    no longer by a uint32_t count.
+ * 6: a busy area's tree entry may hold more than the area: up to its span's end (va_span_end, when
+ *    larger than its end), the thread-cached areas its thread split off it and keeps unfiled.
  */
-#define UVM_DESCRIPTOR_VERSION 5
+#define UVM_DESCRIPTOR_VERSION 6
 
 struct uvm_descriptor {
 	char magic[8];          /* UVM_DESCRIPTOR_MAGIC, NUL-terminated */
@@ -124,6 +126,13 @@ struct uvm_descriptor {
 
 	/* Appended in version 4: the smallest object size whose slabs' remote words are bitmaps (0: none). */
 	uint64_t slab_map_size;
+
+	/*
+	 * Appended in version 6: the offset of a vmap_area's span end (a
+	 * uint64_t).  A busy tree's entry holds [start, max(end, span end)):
+	 * past its end lie areas of its thread's cache, thread-cached bytes.
+	 */
+	uint64_t va_span_end;
 };
 
 #endif

@@ -6,7 +6,8 @@
  * them from both ends (the last free releases an orphan) while five others
  * swap blocks of random size, slab objects (some aligned) and areas, through
  * shared slots, reallocating some of what they take out (remote frees,
- * adoption, thread-exit drains, purges).  At the end the
+ * adoption, thread-exit drains, purges), and shrinking some areas before
+ * they go (their owner's cache keeps the tails unfiled: spans, vnode.h).  At the end the
  * counts must balance and no slab may be left.
  */
 #include <pthread.h>
@@ -69,6 +70,12 @@ static void *swap(void *arg)
 				       : kind ? 4000 + (size_t)(rand_r(&seed) % 4000) : 9000 + (size_t)(rand_r(&seed) % 64000);
 
 		void *p = kind % 5 == 2 ? uvm_aligned_alloc((size_t)32 << rand_r(&seed) % 5, size) : uvm_malloc(size);
+
+		/* An area shrunk by its owner: the tail stays unfiled in its cache while another thread frees the head. */
+		if (!kind && size > 20000)
+			p = uvm_realloc(p, 17000);
+		if (i % 2000 == 1999)
+			uvm_purge(); /* claims every heap, spans included */
 
 		/* What another thread made, grown or shrunk here one time in five (realloc's size check reads its slab). */
 		p = atomic_exchange(&slots[rand_r(&seed) % SLOTS], p);

@@ -41,6 +41,7 @@ void descriptor_init(void)
 	d->va_live = offsetof(struct vmap_area, live);
 	d->va_list = offsetof(struct vmap_area, list);
 	d->va_requested = offsetof(struct vmap_area, requested);
+	d->va_span_end = offsetof(struct vmap_area, span_end);
 	d->va_flag_huge = VA_HUGE;
 	d->va_flag_hugetlb = VA_HUGETLB;
 	d->va_flag_slab = VA_SLAB;

@@ -285,6 +285,9 @@ static int shrink(struct vmap_area *va, uintptr_t new_end)
 	/* A hugetlb body splits only on a 2 MiB boundary: such an area moves instead. */
 	if (va->flags & VA_HUGETLB)
 		return ENOMEM;
+	/* The owner keeps the tail in its cache, unfiled: a shrink and grow of one buffer take no lock. */
+	if (uvm__heap && pcp_shrink(uvm__heap, va, new_end))
+		return 0;
 	/* The thread's spare objects first: vrealloc's shrink and grow stay off the metadata lock. */
 	tail = uvm__heap ? pcp_spare(uvm__heap) : meta_va_alloc();
 	if (!tail)

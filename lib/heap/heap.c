@@ -150,12 +150,12 @@ static bool inbox_stale(struct heap *h)
  * The count and the list change apart (a take may fall between a push's
  * two steps), so the bound is approximate; nothing is lost either way.
  */
-bool heap_inbox_push(struct heap *h, struct vmap_area *va)
+bool heap_inbox_push(struct heap *h, struct vmap_area *va, bool always)
 {
 	size_t pages = va_pages(va), held;
 	struct vmap_area *head;
 
-	if (inbox_stale(h))
+	if (!always && inbox_stale(h))
 		return false;
 	held = atomic_fetch_add_explicit(&h->inbox_pages, pages, memory_order_relaxed);
 	if (held < HEAP_INBOX_PAGES && held + pages >= HEAP_INBOX_PAGES)
@@ -190,6 +190,7 @@ static void thread_exit(void *arg)
 	bool warm;
 
 	track_quiet(); /* collecting remote frees walks freed objects */
+	pcp_heap_unspan(h); /* before it is retired: other threads free its areas to the node from then on */
 	/* Before the inbox drains: a free that still pushed after this sees it and takes the inbox back (pcp.c). */
 	atomic_store(&h->retired, true);
 	/* Slabs first: the empty ones go back to the area cache, which the next thread gets. */

@@ -110,9 +110,10 @@ static inline void heap_leave(struct heap *h)
 /*
  * Push an area another thread freed onto its owner's inbox; false (nothing
  * pushed) when the inbox has held more than HEAP_INBOX_PAGES for
- * HEAP_INBOX_WAIT_NS without its owner taking it in.
+ * HEAP_INBOX_WAIT_NS without its owner taking it in, unless always (an area
+ * whose span only a holder of h may cut, vnode.h).
  */
-bool heap_inbox_push(struct heap *h, struct vmap_area *va);
+bool heap_inbox_push(struct heap *h, struct vmap_area *va, bool always);
 /* Move the whole inbox onto out (the owner, or anyone for a heap no thread owns); false if it was empty. */
 bool heap_inbox_take(struct heap *h, struct list_head *out);
 

@@ -214,6 +214,16 @@ static struct vmap_area *search(struct pcp *p, unsigned nid, size_t pages, size_
 	return va;
 }
 
+/*
+ * va, out of the cache, onto out for the node: filed and holding only its
+ * own range first (vnode.h's spans), while the heap is still held.
+ */
+static void leave(struct vmap_area *va, struct list_head *out)
+{
+	vn_busy_cut(va);
+	list_add_tail(&va->list, out);
+}
+
 /* List l's coldest area onto out, its pages off *have; false when l is empty. */
 static bool drain_tail(struct pcp *p, struct pcp_list *l, size_t *have, struct list_head *out)
 {
@@ -224,7 +234,7 @@ static bool drain_tail(struct pcp *p, struct pcp_list *l, size_t *have, struct l
 	va = list_entry(l->head.prev, struct vmap_area, list);
 	*have -= va_pages(va);
 	unlink_cached(p, va);
-	list_add_tail(&va->list, out);
+	leave(va, out);
 	p->drained++;
 	return true;
 }
@@ -317,6 +327,30 @@ static void admit(struct pcp *p, size_t pages, struct list_head *out)
 		reroom(p, cached_pages(p), out);
 }
 
+/*
+ * h's inbox onto out, for the node.  An area there may still span cached
+ * areas of h (a live area's shrink left them): cut free where h is held,
+ * else pushed back for whoever holds h next (an unheld heap's spans may
+ * move under us).
+ */
+static void inbox_out(struct heap *h, bool held, struct list_head *out)
+{
+	struct vmap_area *va, *n;
+	LIST_HEAD(in);
+
+	if (!heap_inbox_take(h, &in))
+		return;
+	list_for_each_entry_safe(va, n, &in, list) {
+		list_del(&va->list);
+		if (!va_spans(va))
+			list_add_tail(&va->list, out);
+		else if (held)
+			leave(va, out);
+		else
+			heap_inbox_push(h, va, true);
+	}
+}
+
 /* ---------------------------------------------------- thread lifetime */
 
 void pcp_heap_init(struct pcp *p)
@@ -346,10 +380,37 @@ void pcp_heap_exit(struct heap *h)
 
 	heap_enter(h);
 	drain_all_locked(&h->pcp, &out);
-	heap_inbox_take(h, &out);
+	inbox_out(h, true, &out);
 	purge_free_backed(&out);
 	meta_va_free_list(&h->pcp.spare);
 	h->pcp.nr_spare = 0;
+	heap_leave(h);
+}
+
+static void file_unfiled(struct pcp *p, struct pcp_list *l, unsigned b, void *arg)
+{
+	struct vmap_area *va;
+
+	(void)p, (void)b, (void)arg;
+	list_for_each_entry(va, &l->head, list)
+		if (va->flags & VA_UNFILED)
+			vn_busy_file(va);
+}
+
+/*
+ * A retired heap's areas go to the node when other threads free them, and
+ * no thread holds its heap to cut their spans: so none is left.  The
+ * owner's unlocked splits and joins end here (its exit splits nothing).
+ */
+void pcp_heap_unspan(struct heap *h)
+{
+	struct pcp *p = &h->pcp;
+
+	heap_enter(h);
+	each_marked_bin(p, file_unfiled, NULL);
+	for (unsigned nid = 0; nid < reg.nodes; nid++)
+		for (unsigned k = 0; k < PCP_ORDERS; k++)
+			file_unfiled(p, &p->nodes[nid].lists[PCP_BIN_PAGES + k], PCP_BIN_PAGES + k, NULL);
 	heap_leave(h);
 }
 
@@ -359,7 +420,7 @@ void pcp_heap_vacate(struct heap *h, bool warm)
 	LIST_HEAD(out);
 
 	heap_enter(h);
-	heap_inbox_take(h, &out);
+	inbox_out(h, true, &out);
 	if (p->high > PCP_VACANT_PAGES)
 		p->high = PCP_VACANT_PAGES;
 	set_room(p, drain_locked(p, cached_pages(p), warm ? p->high : 0, &out));
@@ -482,23 +543,27 @@ struct vmap_area *pcp_spare(struct heap *h)
 	return va;
 }
 
-/* A larger area than asked for is cut to size (the buddy's expand()); the tail stays cached, whole. */
-static void trim(struct heap *h, struct vmap_area *va, size_t pages)
+/*
+ * A larger area than asked for is cut to size (the buddy's expand()); the
+ * tail stays cached, whole, and unfiled (vnode.h): no lock.  Inside the
+ * heap, as every change to a span.
+ */
+static void trim(struct heap *h, struct vmap_area *va, size_t pages, struct list_head *out)
 {
+	struct pcp *p = &h->pcp;
 	struct vmap_area *tail;
-	LIST_HEAD(out);
 
 	if (kept_pages(va, pages) == va_pages(va))
 		return;
-	tail = pcp_spare(h);
+	tail = spare_get(p);
 	if (!tail)
 		return; /* out of metadata: the whole area is handed out */
-	vn_busy_split(va, va->va_start + (pages << UVM_PAGE_SHIFT), tail);
-	heap_enter(h);
-	link_cached(&h->pcp, tail);
-	admit(&h->pcp, va_pages(tail), &out);
-	heap_leave(h);
-	purge_free_lazily(&out);
+	if (unlikely(atomic_load(&h->retired))) /* past pcp_heap_unspan: filed, the locked way */
+		vn_busy_split(va, va->va_start + (pages << UVM_PAGE_SHIFT), tail);
+	else
+		vn_busy_split_local(va, va->va_start + (pages << UVM_PAGE_SHIFT), tail);
+	link_cached(p, tail);
+	admit(p, va_pages(tail), out);
 }
 
 /* The cached area of p that starts right where va ends, if it can join va. */
@@ -610,11 +675,9 @@ bool pcp_absorb_next(struct heap *h, struct vmap_area *va, uintptr_t end)
 	}
 	unlink_cached(p, next);
 	p->alloc_pages += va_pages(next); /* live bytes grow by all of it, its guard page included: no area more */
-	heap_leave(h);
 	os_guard_remove(va->va_end - UVM_PAGE_SIZE, UVM_PAGE_SIZE);
 	va->flags |= next->flags & (VA_HUGE | VA_MOVED | VA_REUSED);
-	vn_busy_join(va, next);
-	heap_enter(h);
+	vn_busy_join(va, next); /* a shrink's tail is unfiled: a store, in the heap */
 	spare_put(p, next);
 	heap_leave(h);
 	return true;
@@ -622,28 +685,65 @@ bool pcp_absorb_next(struct heap *h, struct vmap_area *va, uintptr_t end)
 
 /* ------------------------------------------------------------ fast paths */
 
-bool pcp_put(struct heap *h, struct vmap_area *va)
+/* A free of va into p, counted (the heap held, va no larger than high's cap). */
+static void put_held(struct pcp *p, struct vmap_area *va, struct list_head *out)
 {
-	struct pcp *p = &h->pcp;
 	size_t pages = va_pages(va);
-	LIST_HEAD(out);
 
-	if (pages > uvm__pcp_high_max) {
-		pcp_count_free(h, pages);
-		return false;
-	}
-	heap_enter(h);
 	if (likely(pages < PCP_BIN_PAGES)) {
 		va->cache = pcp_list_of(p, va);
 		pcp_push(p, va);
-		admit(p, pages, &out);
+		admit(p, pages, out);
 	} else {
 		p->frees++;
 		p->free_pages += pages;
 		merge_next(p, va);
 		link_cached(p, va);
-		admit(p, va_pages(va), &out);
+		admit(p, va_pages(va), out);
 	}
+}
+
+bool pcp_put(struct heap *h, struct vmap_area *va)
+{
+	size_t pages = va_pages(va);
+	LIST_HEAD(out);
+
+	if (pages > uvm__pcp_high_max) {
+		pcp_count_free(h, pages);
+		if (va_spans(va)) { /* to the node: only the holder of its heap, this thread, can cut its span */
+			heap_enter(h);
+			vn_busy_cut(va);
+			heap_leave(h);
+		}
+		return false;
+	}
+	heap_enter(h);
+	put_held(&h->pcp, va, &out);
+	heap_leave(h);
+	purge_free_lazily(&out);
+	return true;
+}
+
+bool pcp_shrink(struct heap *h, struct vmap_area *va, uintptr_t at)
+{
+	struct pcp *p = &h->pcp;
+	size_t pages = (va->va_end - at) >> UVM_PAGE_SHIFT;
+	struct vmap_area *tail;
+	LIST_HEAD(out);
+
+	if (pages > uvm__pcp_high_max || va->heap != h || atomic_load(&h->retired))
+		return false;
+	heap_enter(h);
+	tail = spare_get(p);
+	if (!tail) {
+		heap_leave(h);
+		return false;
+	}
+	vn_busy_split_local(va, at, tail);
+	/* The tail is freed as an area of its own: allocs - frees stays the live count. */
+	p->allocs++;
+	p->alloc_pages += pages;
+	put_held(p, tail, &out);
 	heap_leave(h);
 	purge_free_lazily(&out);
 	return true;
@@ -654,11 +754,12 @@ bool pcp_give_back(struct vmap_area *va)
 	struct heap *owner = va->heap;
 	LIST_HEAD(out);
 
-	if (atomic_load(&owner->retired) || !heap_inbox_push(owner, va))
+	/* A spanning area goes to its owner whatever the inbox holds: only a holder of the heap can cut its span. */
+	if (atomic_load(&owner->retired) || !heap_inbox_push(owner, va, va_spans(va)))
 		return false;
 	/* The owner began its exit after our look: its exit may have drained the inbox already, so drain it here. */
 	if (unlikely(atomic_load(&owner->retired))) {
-		heap_inbox_take(owner, &out);
+		inbox_out(owner, false, &out);
 		purge_free_lazily(&out);
 	}
 	return true;
@@ -681,7 +782,7 @@ static void take_inbox(struct heap *h)
 			link_cached(&h->pcp, va);
 			pages += va_pages(va);
 		} else {
-			list_add_tail(&va->list, &out);
+			leave(va, &out);
 		}
 	}
 	admit(&h->pcp, pages, &out);
@@ -700,7 +801,7 @@ static void shed_smaller(struct pcp *p, size_t pages, struct list_head *out)
 			list_for_each_entry_safe(va, n, &l->head, list)
 				if (va_pages(va) < pages) {
 					unlink_cached(p, va);
-					list_add_tail(&va->list, out);
+					leave(va, out);
 					p->drained++;
 				}
 		}
@@ -748,15 +849,16 @@ struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t ali
 	if (va) {
 		p->hits++;
 		p->alloc_pages += kept_pages(va, pages);
+		if (va->flags & VA_UNFILED) /* handed out: into the tree */
+			vn_busy_file(va);
+		trim(h, va, pages, &out);
 	} else {
 		p->misses++;
 		p->missed += pages;
 	}
 	heap_leave(h);
 	purge_free_lazily(&out);
-	if (va)
-		trim(h, va, pages);
-	else
+	if (!va)
 		UVM_TRACE(cache_miss, pages, nid);
 	return va;
 }
@@ -816,7 +918,7 @@ static void decay_one(struct heap *h, bool owned, void *arg)
 	struct list_head *out = arg;
 	size_t step, have;
 
-	heap_inbox_take(h, out);
+	inbox_out(h, owned, out);
 	if (!owned)
 		return;
 	if (ops_of(p) == p->ops_at_decay) {
@@ -859,7 +961,7 @@ static void drain_one(struct heap *h, bool owned, void *arg)
 {
 	struct drain_all *d = arg;
 
-	heap_inbox_take(h, &d->out);
+	inbox_out(h, owned, &d->out);
 	if (!owned)
 		return;
 	drain_all_locked(&h->pcp, &d->out);

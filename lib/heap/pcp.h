@@ -225,7 +225,8 @@ static inline struct vmap_area *pcp_pop_bin(struct pcp *p, size_t pages, size_t 
 	if (list_empty(&l->head))
 		return NULL;
 	va = list_first_entry(&l->head, struct vmap_area, list);
-	if (align > UVM_PAGE_SIZE && (va->va_start & (align - 1)))
+	/* An unfiled area is filed before it is handed out (vnode.h): the slow way's. */
+	if (unlikely(va->flags & VA_UNFILED) || (align > UVM_PAGE_SIZE && (va->va_start & (align - 1))))
 		return NULL;
 	pcp_unlink_hot(l, va);
 	l->pops++;
@@ -246,7 +247,7 @@ static inline struct vmap_area *pcp_pop_order(struct pcp *p, size_t pages, size_
 	if (!l->count)
 		return NULL;
 	va = list_first_entry(&l->head, struct vmap_area, list);
-	if (va_pages(va) != pages || (align > UVM_PAGE_SIZE && (va->va_start & (align - 1))))
+	if (va_pages(va) != pages || (va->flags & VA_UNFILED) || (align > UVM_PAGE_SIZE && (va->va_start & (align - 1))))
 		return NULL;
 	pcp_unlink_hot(l, va);
 	l->count--;
@@ -317,6 +318,15 @@ bool pcp_joins_next(struct pcp *p, const struct vmap_area *va);
 bool pcp_absorb_next(struct heap *h, struct vmap_area *va, uintptr_t end);
 /* Cache an area h's thread freed, its own (not live, still in its busy tree).  False: the caller frees it to the node. */
 bool pcp_put(struct heap *h, struct vmap_area *va);
+/*
+ * vrealloc's shrink of h's own live area va to end at page address at: the
+ * tail cut off unfiled (vnode.h) and cached, as freed, with no lock; a
+ * grow of va finds it there (pcp_absorb_next).  False (nothing done) when
+ * the tail could not be cached: the caller cuts it the filed way.
+ */
+bool pcp_shrink(struct heap *h, struct vmap_area *va, uintptr_t at);
+/* The heap's cached areas all filed (unfiled ones, vnode.h), before its thread's exit makes it retired. */
+void pcp_heap_unspan(struct heap *h);
 /*
  * Another thread's free of va: onto its owner heap's inbox, for the
  * owner's next miss.  False when the owner is exiting or gone, or its

@@ -32,6 +32,7 @@
 #define VA_SLAB 0x8u    /* a slab of small objects (slab.c), not a user's area */
 #define VA_MOVED 0x10u  /* holds pages mremap moved in: a VMA of its own until given back */
 #define VA_PROF 0x20u  /* a sampled allocation of the heap profile (prof.h): its owner's frees take the slow path */
+#define VA_UNFILED 0x40u /* cached, in no busy tree of its own: inside its span owner's range (vnode.h) */
 #define VA_NID_SHIFT 8
 
 /*
@@ -46,7 +47,10 @@
  *                                                                VA_LIVE       NULL (another heap's,
  *                                                                              too large, a slab, sampled)
  *   cached      busy tree, and a bin or order list     yes       0             that list (pcp.c)
- *               of its heap's cache
+ *               of its heap's cache; or, unfiled
+ *               (VA_UNFILED), only inside the busy-tree
+ *               range of the area before it (its span,
+ *               vnode.h), and that list
  *   in transit  busy tree (another thread's free,      yes       VA_FREEING    the owner's list, until
  *               area_take to free_foreign)                                     free_foreign clears it
  *   inbox       busy tree, and its owner's inbox       yes       0             NULL
@@ -93,10 +97,24 @@ struct vmap_area {
 	size_t requested;      /* live: the bytes its user asked for (its page rounding is uvm_frag's rounding_bytes) */
 	uintptr_t va_end;
 	struct rb_node rb;      /* free tree, or a node's busy tree */
+	/*
+	 * A filed busy area's span: its busy-tree entry holds [va_start,
+	 * span_end), its own pages and then the unfiled cached areas that its
+	 * thread split off it, so that those splits and their joins take no
+	 * lock (vnode.h).  0, or va_end, when it holds only its own.
+	 */
+	uintptr_t span_end;
 };
 _Static_assert(offsetof(struct vmap_area, va_end) == 64, "a hit's fields fill the object's first line");
 
 static inline size_t va_size(const struct vmap_area *va) { return va->va_end - va->va_start; }
+/* The end of the range an area's busy-tree entry holds: its span's, or its own (vnode.h). */
+static inline uintptr_t va_tree_end(const struct vmap_area *va)
+{
+	uintptr_t span = __atomic_load_n(&va->span_end, __ATOMIC_RELAXED), end = __atomic_load_n(&va->va_end, __ATOMIC_RELAXED);
+
+	return span > end ? span : end;
+}
 static inline size_t va_pages(const struct vmap_area *va) { return va_size(va) >> UVM_PAGE_SHIFT; }
 static inline unsigned va_nid(const struct vmap_area *va) { return (va->flags >> VA_NID_SHIFT) & 0xff; }
 

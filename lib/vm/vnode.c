@@ -108,7 +108,7 @@ static void set_link(struct va_set *s, struct vmap_area *va, struct rb_node *par
 	rb_link_node(&va->rb, parent, link);
 	rb_insert(&va->rb, &s->root, NULL);
 	s->nr++;
-	__atomic_store_n(&s->bytes, s->bytes + va_size(va), __ATOMIC_RELAXED); /* vn_busy_pages reads it unlocked */
+	__atomic_store_n(&s->bytes, s->bytes + (va_tree_end(va) - va->va_start), __ATOMIC_RELAXED); /* vn_busy_pages reads it unlocked */
 	seq_end(s);
 }
 
@@ -146,7 +146,7 @@ static void set_erase(struct va_set *s, struct vmap_area *va)
 	seq_begin(s);
 	rb_erase(&va->rb, &s->root, NULL);
 	s->nr--;
-	__atomic_store_n(&s->bytes, s->bytes - va_size(va), __ATOMIC_RELAXED);
+	__atomic_store_n(&s->bytes, s->bytes - (va_tree_end(va) - va->va_start), __ATOMIC_RELAXED);
 	seq_end(s);
 }
 
@@ -181,16 +181,26 @@ void vn_busy_insert(struct vmap_area *va)
 {
 	struct vmap_node *vn = owner_node(va);
 
+	va->span_end = 0;
 	uvm_lock(&vn->busy.lock);
 	set_insert(&vn->busy, va);
 	uvm_unlock(&vn->busy.lock);
 	atomic_store_explicit(arena_slot(va->va_start), va, memory_order_release);
 }
 
+/* A broken rule of the spans (vnode.h) is a bug of ours: better an abort naming it than a tree that lies. */
+static void span_check(bool ok, const char *what, const struct vmap_area *va)
+{
+	if (unlikely(!ok))
+		os_abort("uvmalloc: internal error: %s (area %#lx-%#lx, span to %#lx, flags %#x)\n", what,
+			 (unsigned long)va->va_start, (unsigned long)va->va_end, (unsigned long)va->span_end, va->flags);
+}
+
 void vn_busy_erase(struct vmap_area *va)
 {
 	struct vmap_node *vn = owner_node(va);
 
+	span_check(!(va->flags & VA_UNFILED) && !va_spans(va), "an area left its busy tree with its span", va);
 	atomic_store_explicit(arena_slot(va->va_start), NULL, memory_order_relaxed);
 	uvm_lock(&vn->busy.lock);
 	set_erase(&vn->busy, va);
@@ -221,11 +231,21 @@ int vn_busy_lookup(uintptr_t addr, struct vmap_area *out)
 	return 0;
 }
 
-static void resize_locked(struct va_set *s, struct vmap_area *va, uintptr_t new_end)
+/*
+ * Filed va's own end and its span's (0: none) set, the tree's byte count
+ * following (lock held).  Its end is stored only when it moves: a span
+ * owner that another thread is freeing has its span cut by its own thread,
+ * and its end must not be written under that free's read.
+ */
+static void resize_locked(struct va_set *s, struct vmap_area *va, uintptr_t new_end, uintptr_t span_end)
 {
+	uintptr_t old = va_tree_end(va);
+
 	seq_begin(s);
-	__atomic_store_n(&s->bytes, s->bytes - va_size(va) + (new_end - va->va_start), __ATOMIC_RELAXED);
-	va->va_end = new_end;
+	__atomic_store_n(&va->span_end, span_end > new_end ? span_end : 0, __ATOMIC_RELAXED);
+	if (new_end != va->va_end)
+		__atomic_store_n(&va->va_end, new_end, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->bytes, s->bytes - old + va_tree_end(va), __ATOMIC_RELAXED);
 	seq_end(s);
 }
 
@@ -233,9 +253,82 @@ void vn_busy_resize(struct vmap_area *va, uintptr_t new_end)
 {
 	struct vmap_node *vn = owner_node(va);
 
+	span_check(!(va->flags & VA_UNFILED) && !va_spans(va), "a span resized as an area", va);
 	uvm_lock(&vn->busy.lock);
-	resize_locked(&vn->busy, va, new_end);
+	resize_locked(&vn->busy, va, new_end, 0);
 	uvm_unlock(&vn->busy.lock);
+}
+
+/* The filed area of s whose range holds addr: an unfiled area's span owner (lock held). */
+static struct vmap_area *span_owner(struct va_set *s, uintptr_t addr)
+{
+	const struct rb_node *n = s->root.node;
+
+	while (n) {
+		struct vmap_area *va = va_of(n);
+
+		if (addr < va->va_start)
+			n = n->left;
+		else if (addr >= va_tree_end(va))
+			n = n->right;
+		else
+			return va;
+	}
+	return NULL;
+}
+
+/* Unfiled va into s, taking the rest of its span owner's range from va's start on (lock held). */
+static void file_locked(struct va_set *s, struct vmap_area *va)
+{
+	struct vmap_area *owner = span_owner(s, va->va_start);
+	uintptr_t end;
+
+	span_check(owner && owner != va && va_spans(owner), "an unfiled area outside every span", va);
+	end = owner->span_end;
+	resize_locked(s, owner, owner->va_end, va->va_start);
+	va->span_end = end;
+	va->flags &= ~VA_UNFILED;
+	set_insert_after(s, owner, va);
+}
+
+void vn_busy_file(struct vmap_area *va)
+{
+	struct vmap_node *vn = owner_node(va);
+
+	uvm_lock(&vn->busy.lock);
+	file_locked(&vn->busy, va);
+	uvm_unlock(&vn->busy.lock);
+}
+
+void vn_busy_cut(struct vmap_area *va)
+{
+	struct vmap_node *vn = owner_node(va);
+	struct vmap_area *next;
+
+	if (!(va->flags & VA_UNFILED) && !va_spans(va))
+		return;
+	uvm_lock(&vn->busy.lock);
+	if (va->flags & VA_UNFILED)
+		file_locked(&vn->busy, va);
+	if (va_spans(va)) {
+		/* What follows va in its span is an unfiled area of the same heap, found from its start. */
+		next = atomic_load_explicit(arena_slot(va->va_end), memory_order_relaxed);
+		span_check(next && (next->flags & VA_UNFILED) && next->va_start == va->va_end, "a span with a hole", va);
+		file_locked(&vn->busy, next);
+	}
+	uvm_unlock(&vn->busy.lock);
+}
+
+void vn_busy_split_local(struct vmap_area *va, uintptr_t at, struct vmap_area *tail)
+{
+	*tail = (struct vmap_area){ .va_start = at, .va_end = va->va_end, .caller = va->caller,
+				    .flags = va->flags | VA_UNFILED, .cache = va->cache, .heap = va->heap };
+	os_guard_install(at - UVM_PAGE_SIZE, UVM_PAGE_SIZE);
+	/* A filed va keeps its tree range as its span: set first, so that a reader never sees the range shrink. */
+	if (!(va->flags & VA_UNFILED) && !va_spans(va))
+		__atomic_store_n(&va->span_end, va->va_end, __ATOMIC_RELEASE);
+	__atomic_store_n(&va->va_end, at, __ATOMIC_RELEASE);
+	atomic_store_explicit(arena_slot(tail->va_start), tail, memory_order_release);
 }
 
 /* One lock round for both changes: vrealloc's shrink and every trim split, so each costs one and not two. */
@@ -248,31 +341,75 @@ void vn_busy_split(struct vmap_area *va, uintptr_t at, struct vmap_area *tail)
 	 * busy lock while other areas are inserted and erased around it, and
 	 * the tail gets links of its own on insertion anyway.
 	 */
+	span_check(!(va->flags & VA_UNFILED), "an unfiled area split as a filed one", va);
 	*tail = (struct vmap_area){ .va_start = at, .va_end = va->va_end, .caller = va->caller, .flags = va->flags,
 				    .cache = va->cache, .heap = va->heap }; /* not live: the caller frees or caches it */
 	os_guard_install(at - UVM_PAGE_SIZE, UVM_PAGE_SIZE); /* no longer the user's: va is being cut */
 	uvm_lock(&vn->busy.lock);
-	resize_locked(&vn->busy, va, at);
+	tail->span_end = va->span_end; /* read under the lock: a cut of the span's last area moves it */
+	resize_locked(&vn->busy, va, at, 0);
 	set_insert_after(&vn->busy, va, tail);
 	uvm_unlock(&vn->busy.lock);
 	atomic_store_explicit(arena_slot(tail->va_start), tail, memory_order_release);
 }
 
+/* va, filed or not, reaches end, and its tree range (its own or its span owner's) reaches tree_end (lock held). */
+static void reach_locked(struct va_set *s, struct vmap_area *va, uintptr_t end, uintptr_t tree_end)
+{
+	struct vmap_area *owner = va->flags & VA_UNFILED ? span_owner(s, va->va_start) : va;
+
+	span_check(owner != NULL, "an unfiled area outside every span", va);
+	if (owner == va) {
+		resize_locked(s, va, end, tree_end);
+		return;
+	}
+	__atomic_store_n(&va->va_end, end, __ATOMIC_RELAXED);
+	resize_locked(s, owner, owner->va_end, tree_end);
+}
+
 void vn_busy_join(struct vmap_area *va, struct vmap_area *next)
 {
 	struct vmap_node *vn = owner_node(va);
-	uintptr_t end = next->va_end;
+	uintptr_t end = next->va_end, tree_end;
 
-	if (owner_node(next) != vn) { /* allocated on another CPU's node: filed there */
-		vn_busy_erase(next);
-		vn_busy_resize(va, end);
+	atomic_store_explicit(arena_slot(next->va_start), NULL, memory_order_relaxed);
+	if (next->flags & VA_UNFILED) { /* in va's span already: va's heap is held, so nothing else moves it */
+		__atomic_store_n(&va->va_end, end, __ATOMIC_RELEASE);
 		return;
 	}
-	atomic_store_explicit(arena_slot(next->va_start), NULL, memory_order_relaxed);
+	if (owner_node(next) != vn) { /* allocated on another CPU's node: filed there, its span too */
+		struct vmap_node *other = owner_node(next);
+
+		uvm_lock(&other->busy.lock);
+		if (va_spans(next)) /* an unfiled area finds its span in its own node's tree: next's rest stays there */
+			file_locked(&other->busy, atomic_load_explicit(arena_slot(end), memory_order_relaxed));
+		set_erase(&other->busy, next);
+		uvm_unlock(&other->busy.lock);
+		uvm_lock(&vn->busy.lock);
+		reach_locked(&vn->busy, va, end, end);
+		uvm_unlock(&vn->busy.lock);
+		return;
+	}
 	uvm_lock(&vn->busy.lock);
+	tree_end = va_tree_end(next);
 	set_erase(&vn->busy, next);
-	resize_locked(&vn->busy, va, end);
+	reach_locked(&vn->busy, va, end, tree_end);
 	uvm_unlock(&vn->busy.lock);
+}
+
+/* The rest of va's span tiled by unfiled areas (the tests' look, at rest: the span's heap is not held). */
+static bool span_tiled(const struct vmap_area *va)
+{
+	uintptr_t at = va->va_end;
+
+	while (at < va_tree_end(va)) {
+		const struct vmap_area *u = atomic_load_explicit(arena_slot(at), memory_order_acquire);
+
+		if (!u || u->va_start != at || !(u->flags & VA_UNFILED) || u->va_end <= at)
+			return false;
+		at = u->va_end;
+	}
+	return at == va_tree_end(va);
 }
 
 static int set_check(struct va_set *s)
@@ -287,11 +424,11 @@ static int set_check(struct va_set *s)
 	for (n = rb_first(&s->root); n; n = rb_next(n)) {
 		const struct vmap_area *va = va_of(n);
 
-		if (va->va_start < end || va->va_end <= va->va_start)
+		if (va->va_start < end || va->va_end <= va->va_start || (va->flags & VA_UNFILED) || !span_tiled(va))
 			err = -1;
-		end = va->va_end;
+		end = va_tree_end(va);
 		nr++;
-		bytes += va_size(va);
+		bytes += end - va->va_start;
 	}
 	if (nr != s->nr || bytes != s->bytes)
 		err = -1;

@@ -57,15 +57,46 @@ size_t vn_busy_rounding(void);
 /* Move the end of busy area va (vrealloc), keeping the node's byte count right. */
 void vn_busy_resize(struct vmap_area *va, uintptr_t new_end);
 /*
- * Cut busy area va at page address at: va keeps [va_start, at) with a new
- * guard page, and tail, an unused area object the caller provides, becomes
- * the busy area (same flags, owner and caller, not live) of [at, va_end).
+ * Cut filed busy area va at page address at: va keeps [va_start, at) with
+ * a new guard page, and tail, an unused area object the caller provides,
+ * becomes the filed busy area (same flags, owner and caller, not live) of
+ * [at, va_end), and takes over the rest of va's span.
  */
 void vn_busy_split(struct vmap_area *va, uintptr_t at, struct vmap_area *tail);
+
 /*
- * The reverse: busy area next, which starts where va ends, leaves its tree
- * and its page-map slot, and va reaches next's end (one lock round when
- * both are filed in one node, as a thread's own neighbours mostly are).
+ * Spans (the issue's thread-local splits and joins).  A thread that cuts
+ * an area and keeps the tail in its own cache need not file the tail: the
+ * area's busy-tree entry keeps the range it held (va->span_end), and the
+ * tail lies in it unfiled (VA_UNFILED), in the page map but in no tree.  A
+ * join of an unfiled neighbour is then a store too.  So vrealloc's shrink
+ * and grow of one buffer, and a trim of a cached area, take no node lock.
+ * The rules:
+ *  - [va_end, span_end) of a filed area is tiled by unfiled areas, all
+ *    cached in its heap's cache;
+ *  - an unfiled area is never live, in an inbox, lazy or pooled: it is filed
+ *    first (vn_busy_file), or cut free (vn_busy_cut) when it leaves;
+ *  - a span changes only where its heap is held (its owner inside the heap,
+ *    or a claimer): an unlocked change and a locked one never meet.
+ * Readers of the trees take span_end as the entry's end (va_tree_end):
+ * vminfo shows the unfiled part of a span as thread-cached.
+ */
+/* vn_busy_split for a tail that stays in va's heap's cache: unfiled, no lock (va's heap held). */
+void vn_busy_split_local(struct vmap_area *va, uintptr_t at, struct vmap_area *tail);
+/* Unfiled area va into its node's busy tree, the span it lay in cut there (va's heap held). */
+void vn_busy_file(struct vmap_area *va);
+/* va filed and holding only its own range, so that it can leave its heap's cache (va's heap held). */
+void vn_busy_cut(struct vmap_area *va);
+static inline bool va_spans(const struct vmap_area *va)
+{
+	return __atomic_load_n(&va->span_end, __ATOMIC_RELAXED) > __atomic_load_n(&va->va_end, __ATOMIC_RELAXED);
+}
+/*
+ * The reverse of a split: busy area next, which starts where va ends,
+ * leaves the page map and (filed) its tree, and va reaches next's end.  An
+ * unfiled next is already inside va's span: no lock.  Otherwise one lock
+ * round when both are filed in one node, as a thread's own neighbours
+ * mostly are.  va's heap held, when next is unfiled or va is.
  */
 void vn_busy_join(struct vmap_area *va, struct vmap_area *next);
 

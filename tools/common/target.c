@@ -180,6 +180,7 @@ static enum target_err check_descriptor(const struct uvm_descriptor *d)
 		     fits(d->va_flags, 4, vs) && fits(d->va_live, 4, vs),
 	     "a vmap_area field lies outside va_size");
 	NEED(!d->va_requested || fits(d->va_requested, 8, vs), "va_requested lies outside va_size");
+	NEED(!d->va_span_end || fits(d->va_span_end, 8, vs), "va_span_end lies outside va_size");
 	NEED(!d->region_map || fits(d->region_map, 8, d->region_size), "region_map lies outside region_size");
 	NEED(d->va_nid_shift < 32, "va_nid_shift out of range");
 	NEED(!d->prof_stack_size ||

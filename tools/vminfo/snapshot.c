@@ -162,17 +162,21 @@ static enum target_err walk_level(const struct target *t, const struct snapshot 
 			const struct pending *p = &cur->v[i + j];
 			uint64_t left = *(const uint64_t *)(o + d->va_left), right = *(const uint64_t *)(o + d->va_right);
 			const char *bad;
-			struct area a;
+			struct area a, span;
 
 			decode(d, o, &a);
 			a.vnode = out->vnode;
-			if ((bad = bad_area(t, s, &a, p->lo, p->hi)))
+			/* The entry's range: the area and its span, the thread-cached areas its thread split off it (version 6). */
+			span = (struct area){ .start = a.start, .end = d->va_span_end ? *(const uint64_t *)(o + d->va_span_end) : 0,
+					      .node = a.node, .vnode = a.vnode }; /* no kind: a cached range */
+			if ((bad = bad_area(t, s, span.end > a.end ? &span : &a, p->lo, p->hi)) || (bad = bad_area(t, s, &a, p->lo, p->hi)))
 				return target_corrupt("%s: %s at 0x%llx", out->what, bad, (unsigned long long)p->node);
 			if ((left && !object_of(left, d->va_rb)) || (right && !object_of(right, d->va_rb)))
 				return target_corrupt("%s: a misaligned link at 0x%llx", out->what, (unsigned long long)p->node);
-			if (push(out->v, out->n, out->cap, &a) ||
+			span.start = a.end;
+			if (push(out->v, out->n, out->cap, &a) || (span.end > a.end && push(out->v, out->n, out->cap, &span)) ||
 			    (left && level_add(next, left - d->va_rb, p->lo, a.start)) ||
-			    (right && level_add(next, right - d->va_rb, a.end, p->hi)))
+			    (right && level_add(next, right - d->va_rb, span.end > a.end ? span.end : a.end, p->hi)))
 				return target_corrupt("%s: more areas than vminfo can hold", out->what);
 		}
 	}

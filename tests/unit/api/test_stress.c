@@ -12,6 +12,7 @@
 #include "arena.h"
 #include "meta.h"
 #include "uvmalloc.h"
+#include "vnode.h"
 
 #define THREADS 8
 #define LIVE 64
@@ -284,5 +285,70 @@ Test(stress, large_blocks_grow_into_neighbours_while_purges_drain, .timeout = 12
 			lcheck(lslot[k]);
 			uvm_free(lslot[k]);
 		}
+	cr_assert_eq(arena_check(), 0);
+}
+
+/*
+ * Spans (vnode.h): buffers shrunk and grown again by their owner (the tails
+ * stay unfiled in its cache), cut from larger cached areas (trims), handed
+ * to other threads through shared slots and freed there, while uvm_purge
+ * claims every heap and drains it and threads exit and new ones adopt their
+ * heaps.  Each buffer's contents are checked at every step; at the end
+ * every busy tree must be well formed, each span tiled by its unfiled areas
+ * (vn_busy_check), and the free trees whole (arena_check).
+ */
+#define SSLOTS 32
+static _Atomic(uint64_t *) sslot[SSLOTS];
+
+static void *span_worker(void *arg)
+{
+	uint64_t rng = (uintptr_t)arg;
+
+	for (int r = 0; r < 2000; r++) {
+		size_t n = (1 + xorshift(&rng) % 24) * 4096 - xorshift(&rng) % 100, m;
+		uint64_t *p = uvm_vmalloc(n), *old;
+
+		cr_assert_not_null(p);
+		lfill(p, n);
+		for (int k = 0; k < 4; k++) {
+			size_t had = (size_t)p[0];
+
+			/* down to a page or two, then up again: the shrink's tail is what the growth takes back */
+			m = k & 1 ? n : (1 + xorshift(&rng) % 2) * 4096;
+			p = uvm_vrealloc(p, m);
+			cr_assert_not_null(p);
+			for (size_t i = 1; i < (had < m ? had : m) / 8; i += 509)
+				cr_assert_eq(p[i], had ^ i, "vrealloc to %zu bytes lost word %zu of %zu", m, i, had);
+			lfill(p, m);
+		}
+		old = atomic_exchange(&sslot[xorshift(&rng) % SSLOTS], p);
+		if (old) {
+			lcheck(old);
+			uvm_vfree(old); /* often another thread's, whose tails its own cache holds */
+		}
+		if (xorshift(&rng) % 200 == 0)
+			uvm_purge();
+	}
+	return NULL;
+}
+
+Test(stress, spans_of_shrunk_buffers_across_threads_purges_and_exits, .timeout = 120)
+{
+	for (int round = 0; round < 4; round++) {
+		pthread_t t[4];
+
+		for (long i = 0; i < 4; i++)
+			pthread_create(&t[i], NULL, span_worker, (void *)(round * 1000 + i * 7919 + 1));
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+		cr_assert_eq(vn_busy_check(), 0, "round %d: a busy tree or a span is broken", round);
+	}
+	for (int k = 0; k < SSLOTS; k++)
+		if (sslot[k]) {
+			lcheck(sslot[k]);
+			uvm_vfree(sslot[k]);
+		}
+	uvm_purge();
+	cr_assert_eq(vn_busy_check(), 0);
 	cr_assert_eq(arena_check(), 0);
 }
