@@ -112,6 +112,21 @@ class Areas(unittest.TestCase):
                     self.assertEqual(a["size"], a["end"] - a["start"])
                     self.assertEqual(a["pages"], a["size"] // 4096 - 1)
 
+    def test_unfiled_tails_count_as_thread_cached(self):
+        # vrealloc's shrinks keep their tails unfiled, in the span of the area they came from: vminfo finds each
+        # through the page map and counts them as uvm_stats does, and lists only the live areas.
+        with Target("spans") as t:
+            st = stats_of(t)
+            rc, out, err = vminfo("--json", t.p.pid)
+            self.assertEqual(rc, 0, err)
+            s = json.loads(out)["summary"]
+            self.assertEqual((s["cached_count"], s["cached_bytes"]), (st["cached_count"], st["cached_bytes"]))
+            self.assertEqual(st["cached_count"], 20, "two tails of each of the ten areas")
+            self.assertEqual(st["cached_bytes"], 10 * 60 * 4096)
+            live = [l for l in vminfo(t.p.pid)[1].splitlines() if " vmalloc" in l]
+            self.assertEqual(len(live), 10)
+            self.assertTrue(all(" pages=4 " in l for l in live), live)
+
     def test_sort_top_and_summary_only(self):
         with Target(env=NO_CACHES) as t:
             rc, out, _ = vminfo("--sort", "size", t.p.pid)

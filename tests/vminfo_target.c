@@ -11,6 +11,8 @@
  *   many N:  holds N live one-page areas, waits for stdin to close;
  *   holes:   1000 areas of 64 KiB, every other one freed and purged, then 200
  *            KiB blocks that cannot use the holes; prints its span figures;
+ *   spans:   ten areas shrunk twice by vrealloc, their tails kept in the
+ *            thread's cache unfiled (vnode.h); prints its uvm_stats;
  *   slabs:   fills four slabs of 32-byte objects, frees three of every four
  *            objects in each, prints its uvm_frag_stats live bytes, waits;
  *   corrupt: holds areas in the busy, lazy and free structures, then for
@@ -367,6 +369,22 @@ static void holes(void)
 	wait_for_stdin();
 }
 
+/* Ten areas of 64 pages shrunk to 32 and then to 4: each leaves two tails cached unfiled in its span (vnode.h). */
+static void spans(void)
+{
+	for (int i = 0; i < 10; i++) {
+		void *p = uvm_vmalloc(64 << 12);
+
+		p = uvm_vrealloc(p, 32 << 12);
+		p = uvm_vrealloc(p, 4 << 12);
+		printf("area %p %d alloc\n", p, 4 << 12);
+	}
+	print_stats();
+	printf("ready\n");
+	fflush(stdout);
+	wait_for_stdin();
+}
+
 #define PER_SLAB ((64u << 10) / 32) /* 32-byte objects fill a slab: its header is in the region's chunk table (slab.h) */
 
 static void quarter_full_slabs(void)
@@ -417,6 +435,8 @@ int main(int argc, char **argv)
 		quarter_full_slabs();
 	else if (!strcmp(mode, "holes"))
 		holes();
+	else if (!strcmp(mode, "spans"))
+		spans();
 	else if (!strcmp(mode, "idle")) {
 		printf("ready\n");
 		fflush(stdout);

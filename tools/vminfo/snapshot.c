@@ -144,6 +144,37 @@ struct sink {
 	const char *what; /* "busy tree", "lazy tree" */
 };
 
+/*
+ * The thread-cached areas in the span of a busy tree's entry, [at, end)
+ * (version 6): unfiled, in no tree, found one after the other through the
+ * page map.  Their thread splits and joins them with no counter to retry
+ * on, so each is believed only if it starts where the last ended and ends
+ * inside the span; what cannot be read so counts as one cached range.
+ */
+static int push_span(const struct target *t, const struct snapshot *s, struct sink *out, const struct area *owner,
+		     uint64_t end)
+{
+	static unsigned char obj[512]; /* va_size is at most 512 (target.c) */
+	const struct uvm_descriptor *d = &t->d;
+	const struct region_info *r = region_holding(s, owner->end, end);
+	uint64_t at = owner->end, slot;
+	struct area u;
+
+	while (at < end && r && r->map && !target_u64(t, r->map + (at - r->base) / d->page_size * 8, &slot) && slot &&
+	       !target_read(t, slot, obj, d->va_size)) {
+		decode(d, obj, &u);
+		if (u.start != at || u.end <= at || u.end > end || ((u.end - at) & (d->page_size - 1)))
+			break;
+		u.live = 0;
+		u.vnode = owner->vnode;
+		if (push(out->v, out->n, out->cap, &u))
+			return -1;
+		at = u.end;
+	}
+	u = (struct area){ .start = at, .end = end, .node = owner->node, .vnode = owner->vnode }; /* no kind: a cached range */
+	return at < end ? push(out->v, out->n, out->cap, &u) : 0;
+}
+
 /* One level's nodes: their areas to out, their children to next. */
 static enum target_err walk_level(const struct target *t, const struct snapshot *s, const struct level *cur,
 				  struct level *next, struct sink *out)
@@ -167,16 +198,16 @@ static enum target_err walk_level(const struct target *t, const struct snapshot 
 			decode(d, o, &a);
 			a.vnode = out->vnode;
 			/* The entry's range: the area and its span, the thread-cached areas its thread split off it (version 6). */
-			span = (struct area){ .start = a.start, .end = d->va_span_end ? *(const uint64_t *)(o + d->va_span_end) : 0,
-					      .node = a.node, .vnode = a.vnode }; /* no kind: a cached range */
-			if ((bad = bad_area(t, s, span.end > a.end ? &span : &a, p->lo, p->hi)) || (bad = bad_area(t, s, &a, p->lo, p->hi)))
+			span = a;
+			if (d->va_span_end && *(const uint64_t *)(o + d->va_span_end) > a.end)
+				span.end = *(const uint64_t *)(o + d->va_span_end);
+			if ((bad = bad_area(t, s, &span, p->lo, p->hi)) || (bad = bad_area(t, s, &a, p->lo, p->hi)))
 				return target_corrupt("%s: %s at 0x%llx", out->what, bad, (unsigned long long)p->node);
 			if ((left && !object_of(left, d->va_rb)) || (right && !object_of(right, d->va_rb)))
 				return target_corrupt("%s: a misaligned link at 0x%llx", out->what, (unsigned long long)p->node);
-			span.start = a.end;
-			if (push(out->v, out->n, out->cap, &a) || (span.end > a.end && push(out->v, out->n, out->cap, &span)) ||
+			if (push(out->v, out->n, out->cap, &a) || (span.end > a.end && push_span(t, s, out, &a, span.end)) ||
 			    (left && level_add(next, left - d->va_rb, p->lo, a.start)) ||
-			    (right && level_add(next, right - d->va_rb, span.end > a.end ? span.end : a.end, p->hi)))
+			    (right && level_add(next, right - d->va_rb, span.end, p->hi)))
 				return target_corrupt("%s: more areas than vminfo can hold", out->what);
 		}
 	}
