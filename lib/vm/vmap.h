@@ -111,7 +111,12 @@ static inline size_t va_size(const struct vmap_area *va) { return va->va_end - v
 /* The end of the range an area's busy-tree entry holds: its span's, or its own (vnode.h). */
 static inline uintptr_t va_tree_end(const struct vmap_area *va)
 {
-	uintptr_t span = __atomic_load_n(&va->span_end, __ATOMIC_RELAXED), end = __atomic_load_n(&va->va_end, __ATOMIC_RELAXED);
+	/*
+	 * The end first: an unlocked split (vn_busy_split_local) stores the
+	 * span's end and then the area's, so a new end read here brings the
+	 * span with it, and the range never reads short.
+	 */
+	uintptr_t end = __atomic_load_n(&va->va_end, __ATOMIC_ACQUIRE), span = __atomic_load_n(&va->span_end, __ATOMIC_RELAXED);
 
 	return span > end ? span : end;
 }

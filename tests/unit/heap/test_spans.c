@@ -1,0 +1,244 @@
+/*
+ * tests/unit/heap/test_spans.c - the thread-local splits and joins of cached
+ * areas (spans, lib/vm/vnode.h) checked against a model, one step at a
+ * time: blocks allocated, shrunk and grown in place (vrealloc), freed by
+ * their own thread or by another, while the second thread is replaced
+ * (exits and adoptions) and purges drain every cache.  Two actor threads
+ * run the steps in lockstep, so that between two steps nothing moves and
+ * the busy trees, the spans' tiling and every live block can be checked
+ * exactly: the model is each block's address, size and fill, and no two
+ * live blocks may overlap.
+ */
+#include "helpers.h"
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "arena.h"
+#include "meta.h"
+#include "uvmalloc.h"
+#include "vnode.h"
+
+#define SLOTS 48
+#define STEPS 12000
+#define PAGE 4096ul
+
+struct block {
+	uint64_t *p;
+	size_t bytes;
+	uint64_t seed; /* what its words were filled from */
+};
+
+static struct block slot[SLOTS];
+static uint64_t rng = 0x5eed5ba115ull;
+
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static uint64_t word_of(uint64_t seed, size_t i) { return (seed + i) * 0x9e3779b97f4a7c15ull; }
+
+/*
+ * The first and last word of every page, and the block's last word (what a
+ * stray split, guard or purge would hit), of those below limit bytes.
+ */
+static void each_checked_word(const struct block *b, size_t limit, void (*fn)(uint64_t *w, uint64_t want))
+{
+	size_t words = b->bytes / 8, below = limit / 8;
+
+	for (size_t i = 0; i < words && i < below; i += PAGE / 8) {
+		size_t last = i + PAGE / 8 - 1 < words ? i + PAGE / 8 - 1 : words - 1;
+
+		fn(&b->p[i], word_of(b->seed, i));
+		if (last < below)
+			fn(&b->p[last], word_of(b->seed, last));
+	}
+}
+
+static void put_word(uint64_t *w, uint64_t want) { *w = want; }
+static void check_word(uint64_t *w, uint64_t want) { cr_assert_eq(*w, want, "word at %p changed", (void *)w); }
+
+static void fill(struct block *b)
+{
+	b->seed = next();
+	each_checked_word(b, b->bytes, put_word);
+}
+
+/* Mostly bin sizes, whose trims leave spans; some of the order lists'. */
+static size_t some_bytes(void)
+{
+	uint64_t r = next();
+	size_t pages = r % 8 ? 1 + r % 40 : 64 + r % 400;
+
+	return pages * PAGE - (r >> 20) % 2048;
+}
+
+/* ------------------------------------------------------------ actors */
+
+struct actor {
+	pthread_t t;
+	sem_t go, done;
+	void (*step)(int k);
+	int k;
+	bool quit;
+};
+
+static struct actor actor[2];
+
+static void *actor_main(void *arg)
+{
+	struct actor *a = arg;
+
+	for (;;) {
+		sem_wait(&a->go);
+		if (a->quit)
+			return NULL;
+		a->step(a->k);
+		sem_post(&a->done);
+	}
+}
+
+static void actor_start(struct actor *a)
+{
+	a->quit = false;
+	sem_init(&a->go, 0, 0);
+	sem_init(&a->done, 0, 0);
+	cr_assert_eq(pthread_create(&a->t, NULL, actor_main, a), 0);
+}
+
+/* A thread exit: its cache's spans are filed on the way out. */
+static void actor_stop(struct actor *a)
+{
+	a->quit = true;
+	sem_post(&a->go);
+	cr_assert_eq(pthread_join(a->t, NULL), 0);
+	sem_destroy(&a->go);
+	sem_destroy(&a->done);
+}
+
+/* The next actor adopts the exited one's heap, and frees what its predecessor allocated. */
+static void actor_replace(struct actor *a)
+{
+	actor_stop(a);
+	actor_start(a);
+}
+
+static void run_on(struct actor *a, void (*step)(int k), int k)
+{
+	a->step = step;
+	a->k = k;
+	sem_post(&a->go);
+	sem_wait(&a->done);
+}
+
+/* ------------------------------------------------------------- steps */
+
+static void step_alloc(int k)
+{
+	slot[k].bytes = some_bytes();
+	slot[k].p = uvm_vmalloc(slot[k].bytes);
+	cr_assert_not_null(slot[k].p);
+	cr_assert_geq(uvm_vsize(slot[k].p), slot[k].bytes);
+	fill(&slot[k]);
+}
+
+static void step_free(int k)
+{
+	each_checked_word(&slot[k], slot[k].bytes, check_word);
+	uvm_vfree(slot[k].p);
+	slot[k].p = NULL;
+}
+
+/* A shrink or a grow, in place or moved: the kept part must keep its words. */
+static void step_realloc(int k)
+{
+	size_t bytes = some_bytes();
+
+	slot[k].p = uvm_vrealloc(slot[k].p, bytes);
+	cr_assert_not_null(slot[k].p);
+	cr_assert_geq(uvm_vsize(slot[k].p), bytes);
+	each_checked_word(&slot[k], bytes, check_word);
+	slot[k].bytes = bytes;
+	fill(&slot[k]);
+}
+
+static void step_purge(int k)
+{
+	(void)k;
+	uvm_purge();
+}
+
+/* ------------------------------------------------------------ checks */
+
+static int by_address(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct block *)a)->p, y = (uintptr_t)((const struct block *)b)->p;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Every live block whole, none overlapping another or its guard page, and the trees and spans well formed. */
+static void check_all(int step)
+{
+	struct block live[SLOTS];
+	int n = 0;
+
+	for (int k = 0; k < SLOTS; k++)
+		if (slot[k].p) {
+			each_checked_word(&slot[k], slot[k].bytes, check_word);
+			live[n++] = slot[k];
+		}
+	qsort(live, (size_t)n, sizeof(live[0]), by_address);
+	for (int i = 1; i < n; i++)
+		cr_assert_leq((uintptr_t)live[i - 1].p + uvm_vsize(live[i - 1].p) + PAGE, (uintptr_t)live[i].p,
+			      "step %d: blocks %p and %p overlap", step, (void *)live[i - 1].p, (void *)live[i].p);
+	cr_assert_eq(vn_busy_check(), 0, "step %d: a busy tree or a span is broken", step);
+}
+
+Test(spans, splits_and_joins_match_a_model_through_exits_and_purges, .timeout = 240)
+{
+	struct uvm_stats st;
+
+	actor_start(&actor[0]);
+	actor_start(&actor[1]);
+	for (int step = 0; step < STEPS; step++) {
+		int k = (int)(next() % SLOTS);
+		struct actor *a = &actor[next() % 2]; /* the block's own thread, or the other one */
+		uint64_t r = next() % 16;
+
+		if (!slot[k].p)
+			run_on(a, step_alloc, k);
+		else if (r < 7)
+			run_on(a, step_realloc, k);
+		else if (r < 15)
+			run_on(a, step_free, k);
+		else
+			run_on(a, step_purge, k);
+		if (step % 1500 == 1499)
+			actor_replace(&actor[1]);
+		if (step % 50 == 0)
+			check_all(step);
+	}
+	check_all(STEPS);
+	for (int k = 0; k < SLOTS; k++)
+		if (slot[k].p)
+			run_on(&actor[0], step_free, k);
+	actor_stop(&actor[0]);
+	actor_stop(&actor[1]);
+	uvm_purge();
+	cr_assert_eq(vn_busy_check(), 0);
+	cr_assert_eq(arena_check(), 0);
+	uvm_stats(&st);
+	cr_assert_eq(st.busy_count, 0);
+	cr_assert_eq(st.allocs, st.frees);
+	cr_assert_eq(st.cached_count + st.lazy_count + st.pooled_count, 0);
+	cr_assert_eq(st.free_bytes, st.reserved_bytes - st.regions * 4096);
+	cr_assert_eq(meta_va_live(), st.free_count, "%zu area objects live for %lu free ranges", meta_va_live(),
+		     (unsigned long)st.free_count);
+}
