@@ -7,7 +7,8 @@
  * run the steps in lockstep, so that between two steps nothing moves and
  * the busy trees, the spans' tiling and every live block can be checked
  * exactly: the model is each block's address, size and fill, and no two
- * live blocks may overlap.
+ * live blocks may overlap.  Again across three busy trees and two pretend
+ * NUMA nodes, where an adopted cache joins areas filed in different trees.
  */
 #include "helpers.h"
 
@@ -139,10 +140,16 @@ static void run_on(struct actor *a, void (*step)(int k), int k)
 
 /* ------------------------------------------------------------- steps */
 
+static int numa_nodes = 1; /* UVM_FAKE_NUMA of the run */
+
+/* Mostly the thread's own NUMA node; with pretend nodes, one block in four on a node asked for. */
 static void step_alloc(int k)
 {
+	uint64_t r = next();
+
 	slot[k].bytes = some_bytes();
-	slot[k].p = uvm_vmalloc(slot[k].bytes);
+	slot[k].p = numa_nodes > 1 && r % 4 == 0 ? uvm_vmalloc_node(slot[k].bytes, (int)(r >> 8) % numa_nodes)
+						: uvm_vmalloc(slot[k].bytes);
 	cr_assert_not_null(slot[k].p);
 	cr_assert_geq(uvm_vsize(slot[k].p), slot[k].bytes);
 	fill(&slot[k]);
@@ -201,7 +208,7 @@ static void check_all(int step)
 	cr_assert_eq(vn_busy_check(), 0, "step %d: a busy tree or a span is broken", step);
 }
 
-Test(spans, splits_and_joins_match_a_model_through_exits_and_purges, .timeout = 240)
+static void run_model(void)
 {
 	struct uvm_stats st;
 
@@ -220,7 +227,7 @@ Test(spans, splits_and_joins_match_a_model_through_exits_and_purges, .timeout = 
 			run_on(a, step_free, k);
 		else
 			run_on(a, step_purge, k);
-		if (step % 1500 == 1499)
+		if (step % 500 == 499)
 			actor_replace(&actor[1]);
 		if (step % 50 == 0)
 			check_all(step);
@@ -241,4 +248,19 @@ Test(spans, splits_and_joins_match_a_model_through_exits_and_purges, .timeout = 
 	cr_assert_eq(st.free_bytes, st.reserved_bytes - st.regions * 4096);
 	cr_assert_eq(meta_va_live(), st.free_count, "%zu area objects live for %lu free ranges", meta_va_live(),
 		     (unsigned long)st.free_count);
+}
+
+Test(spans, splits_and_joins_match_a_model_through_exits_and_purges, .timeout = 240) { run_model(); }
+
+/* Areas filed in three nodes' busy trees (joins across trees), and placed on two pretend NUMA nodes. */
+static void three_vmap_nodes_two_numa_nodes(void)
+{
+	setenv("UVM_NODES", "3", 1);
+	setenv("UVM_FAKE_NUMA", "2", 1);
+	numa_nodes = 2;
+}
+
+Test(spans, the_model_holds_across_busy_trees_and_numa_nodes, .init = three_vmap_nodes_two_numa_nodes, .timeout = 240)
+{
+	run_model();
 }
