@@ -4,6 +4,7 @@
  * a shared exchange; and fork() while other threads allocate.
  */
 #include "helpers.h"
+#include "drained.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -139,13 +140,7 @@ static void run_stress(void)
 	cr_assert_eq((long)st.allocs, atomic_load(&checked));
 	cr_assert_gt(st.purges, 0);
 	uvm_purge();
-	cr_assert_eq(arena_check(), 0);
-	uvm_stats(&st);
-	cr_assert_eq(st.cached_count + st.lazy_count + st.pooled_count, 0);
-	cr_assert_eq(st.free_bytes, st.reserved_bytes - st.regions * 4096);
-	/* No vmap_area object leaked: with nothing busy, cached, lazy or pooled, each one is a free range. */
-	cr_assert_eq(meta_va_live(), st.free_count, "%zu objects live for %lu free ranges", meta_va_live(),
-		     (unsigned long)st.free_count);
+	assert_all_given_back();
 }
 
 Test(stress, threads_free_each_others_blocks, .timeout = 240) { run_stress(); }

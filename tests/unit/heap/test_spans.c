@@ -11,14 +11,13 @@
  * NUMA nodes, where an adopted cache joins areas filed in different trees.
  */
 #include "helpers.h"
+#include "drained.h"
 
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "arena.h"
-#include "meta.h"
 #include "uvmalloc.h"
 #include "vnode.h"
 
@@ -240,14 +239,10 @@ static void run_model(void)
 	actor_stop(&actor[1]);
 	uvm_purge();
 	cr_assert_eq(vn_busy_check(), 0);
-	cr_assert_eq(arena_check(), 0);
 	uvm_stats(&st);
 	cr_assert_eq(st.busy_count, 0);
 	cr_assert_eq(st.allocs, st.frees);
-	cr_assert_eq(st.cached_count + st.lazy_count + st.pooled_count, 0);
-	cr_assert_eq(st.free_bytes, st.reserved_bytes - st.regions * 4096);
-	cr_assert_eq(meta_va_live(), st.free_count, "%zu area objects live for %lu free ranges", meta_va_live(),
-		     (unsigned long)st.free_count);
+	assert_all_given_back();
 }
 
 Test(spans, splits_and_joins_match_a_model_through_exits_and_purges, .timeout = 240) { run_model(); }
