@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,15 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* Marsaglia's xorshift64: the tests' random numbers, the same on every run for a seed. */
+static inline uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
 
 /* Pools belong to the CPU that allocated: a test of reuse stays on one CPU. */
 static inline void pin_to_cpu0(void)

@@ -27,18 +27,10 @@ static struct {
 	struct block slot[SHARED];
 } shared = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static uint64_t next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 /* Mostly small, some medium, a few large, rarely huge. */
 static size_t random_size(uint64_t *rng)
 {
-	uint64_t r = next(rng), pick = r % 1000;
+	uint64_t r = xorshift(rng), pick = r % 1000;
 
 	if (pick < 700)
 		return 1 + (r >> 10) % 256;
@@ -100,14 +92,14 @@ static void *worker(void *arg)
 	static __thread struct block mine[SLOTS];
 
 	for (int op = 0; op < OPS; op++) {
-		struct block *b = &mine[next(&rng) % SLOTS];
-		uint64_t what = next(&rng) % 10;
+		struct block *b = &mine[xorshift(&rng) % SLOTS];
+		uint64_t what = xorshift(&rng) % 10;
 
 		if (what < 4 || !b->p) { /* new block */
 			drop(b);
 			b->size = random_size(&rng);
-			b->seed = (uint32_t)next(&rng);
-			size_t align = (size_t)16 << next(&rng) % 9;
+			b->seed = (uint32_t)xorshift(&rng);
+			size_t align = (size_t)16 << xorshift(&rng) % 9;
 
 			b->p = what == 0 ? uvm_calloc(1, b->size) : what == 1 ? uvm_aligned_alloc(align, b->size) : uvm_malloc(b->size);
 			cr_assert_not_null(b->p);
@@ -130,7 +122,7 @@ static void *worker(void *arg)
 			struct block got;
 
 			pthread_mutex_lock(&shared.lock);
-			struct block *s = &shared.slot[next(&rng) % SHARED];
+			struct block *s = &shared.slot[xorshift(&rng) % SHARED];
 			got = *s;
 			*s = *b;
 			pthread_mutex_unlock(&shared.lock);

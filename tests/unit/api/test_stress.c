@@ -33,14 +33,6 @@ static atomic_long checked;
 
 static uint64_t pattern(const uint64_t *p, size_t i) { return ((uintptr_t)p * 0x9e3779b97f4a7c15ULL) ^ (i * 0x2545f4914f6cdd1dULL); }
 
-static uint64_t xorshift(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 /* Write the pattern on the first and last word of every page. */
 static void fill(struct block b)
 {

@@ -34,13 +34,7 @@ struct block {
 static struct block slot[SLOTS];
 static uint64_t rng = 0x5eed5ba115ull;
 
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t next(void) { return xorshift(&rng); }
 
 static uint64_t word_of(uint64_t seed, size_t i) { return (seed + i) * 0x9e3779b97f4a7c15ull; }
 
