@@ -105,6 +105,7 @@ static void init_once(void)
 	options_init();
 	os_init((int)option(OPT_GUARD));
 	huge_init();
+	meta_init((unsigned)cpus);
 	purge_init((unsigned)cpus);
 	init_err = numa_setup();
 	if (!init_err)

@@ -510,27 +510,40 @@ int pcp_init(unsigned nodes)
 /* The pages a hit on va for pages keeps: a one-page tail could never serve an area (a guard and nothing usable). */
 static size_t kept_pages(const struct vmap_area *va, size_t pages) { return va_pages(va) < pages + 2 ? va_pages(va) : pages; }
 
-/* A spare area object, the owner inside its heap: the thread's own, else a fresh one. */
+/*
+ * A spare area object, the owner inside its heap: the thread's own, else a
+ * batch of fresh ones (half the most it keeps, so that a thread whose
+ * splits outnumber its joins, or the reverse, takes the pool's lock once a
+ * batch: the kernel's per-CPU page lists' batch against their high).
+ */
 static struct vmap_area *spare_get(struct pcp *p)
 {
 	struct vmap_area *va;
 
-	if (!p->nr_spare)
-		return meta_va_alloc();
+	if (!p->nr_spare && !(p->nr_spare = meta_va_alloc_list(&p->spare, PCP_SPARE_MAX / 2)))
+		return NULL;
 	va = list_first_entry(&p->spare, struct vmap_area, list);
 	list_del(&va->list);
 	p->nr_spare--;
 	return va;
 }
 
+/* One more spare; past the most kept, the coldest half back to the pool. */
 static void spare_put(struct pcp *p, struct vmap_area *va)
 {
-	if (p->nr_spare >= PCP_SPARE_MAX) {
-		meta_va_free(va);
-		return;
-	}
+	LIST_HEAD(out);
+
 	list_add(&va->list, &p->spare);
-	p->nr_spare++;
+	if (++p->nr_spare <= PCP_SPARE_MAX)
+		return;
+	while (p->nr_spare > PCP_SPARE_MAX / 2) {
+		struct list_head *coldest = p->spare.prev;
+
+		list_del(coldest);
+		list_add(coldest, &out);
+		p->nr_spare--;
+	}
+	meta_va_free_list(&out);
 }
 
 struct vmap_area *pcp_spare(struct heap *h)

@@ -2,7 +2,8 @@
  * tests/unit/vm/test_meta.c - the metadata pool (lib/vm/meta.c) on its own: objects
  * are distinct, a freed one is the next handed out, the live count
  * balances (what the other tests' leak checks rely on), a list frees
- * whole, threads share the pool without losing an object, and a fork
+ * whole, threads share the pool without losing an object, objects one
+ * thread's shard holds serve another's before it carves, and a fork
  * child's pool works although another thread held its lock.
  */
 #include "helpers.h"
@@ -79,11 +80,82 @@ Test(meta, threads_share_the_pool_without_losing_an_object)
 	pthread_t t[4];
 	size_t live = meta_va_live();
 
+	meta_init(4);
 	for (int i = 0; i < 4; i++)
 		cr_assert_eq(pthread_create(&t[i], NULL, churn, NULL), 0);
 	for (int i = 0; i < 4; i++)
 		cr_assert_eq(pthread_join(t[i], NULL), 0);
 	cr_assert_eq(meta_va_live(), live);
+}
+
+Test(meta, objects_one_thread_freed_serve_another_before_any_is_carved)
+{
+	static struct vmap_area *v[N];
+	size_t live = meta_va_live(), bytes;
+	pthread_t t;
+
+	meta_init(4);
+	cr_assert_eq(pthread_create(&t, NULL, churn, NULL), 0); /* its shard ends with free objects */
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	bytes = meta_bytes();
+	for (int i = 0; i < 64; i++)
+		v[i] = meta_va_alloc(); /* another shard: empty, so it takes the first thread's */
+	cr_assert_eq(meta_bytes(), bytes, "a shard carved while another held free objects");
+	for (int i = 0; i < 64; i++)
+		meta_va_free(v[i]);
+	cr_assert_eq(meta_va_live(), live);
+}
+
+/*
+ * Objects allocated on one thread and freed on another: the first's shard
+ * keeps running empty and taking the second's back while it frees more.
+ */
+#define HANDOFF 256
+static struct vmap_area *_Atomic handoff[HANDOFF];
+
+static void *consume(void *arg)
+{
+	(void)arg;
+	for (int done = 0; done < 200 * HANDOFF;) {
+		for (int i = 0; i < HANDOFF; i++) {
+			struct vmap_area *va = atomic_exchange(&handoff[i], NULL);
+
+			if (!va)
+				continue;
+			cr_assert_eq(va->va_end, (uintptr_t)va, "an object handed over twice");
+			va->va_end = 0;
+			meta_va_free(va);
+			done++;
+		}
+	}
+	return NULL;
+}
+
+Test(meta, objects_freed_by_another_thread_come_back_to_their_allocator)
+{
+	size_t live = meta_va_live();
+	pthread_t t;
+
+	meta_init(4);
+	cr_assert_eq(pthread_create(&t, NULL, consume, NULL), 0);
+	for (int made = 0; made < 200 * HANDOFF;) {
+		for (int i = 0; i < HANDOFF && made < 200 * HANDOFF; i++) {
+			struct vmap_area *va;
+
+			if (atomic_load(&handoff[i]))
+				continue;
+			va = meta_va_alloc();
+			cr_assert_not_null(va);
+			cr_assert_neq(va->va_end, (uintptr_t)va, "an object handed out while still in use");
+			va->va_end = (uintptr_t)va;
+			atomic_store(&handoff[i], va);
+			made++;
+		}
+	}
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(meta_va_live(), live);
+	cr_assert_leq(meta_bytes(), 4 * (HANDOFF + 64) * sizeof(struct vmap_area) + 64 * 1024,
+		      "the pool grew with the objects handed over, not with the objects in use");
 }
 
 static volatile bool stop;
