@@ -76,26 +76,25 @@ static struct vmap_area *pop(struct meta_shard *s)
 }
 
 /*
- * Objects for the empty shard s (its lock held) from another shard that
- * has some and is not busy: only tried, never waited for, so two empty
- * shards cannot wait on each other.
+ * Up to want objects for shard s (its lock held) from others that have
+ * some and are not busy, in one sweep: only tried, never waited for, so
+ * two empty shards cannot wait on each other.
  */
-static void steal(struct meta_shard *s, unsigned self)
+static void steal(struct meta_shard *s, unsigned self, size_t want)
 {
-	for (unsigned i = 1; i < nr_shards; i++) {
+	for (unsigned i = 1; i < nr_shards && want; i++) {
 		struct meta_shard *from = &shards[(self + i) % nr_shards];
 		struct vmap_area *va;
 
 		if (!atomic_load_explicit(&from->nr_free, memory_order_relaxed) || !uvm_trylock(&from->lock))
 			continue;
-		for (unsigned n = 0; n < META_STEAL && (va = pop(from)); n++)
+		for (unsigned n = 0; n < META_STEAL && want && (va = pop(from)); n++, want--)
 			push(s, va);
 		uvm_unlock(&from->lock);
-		if (s->free)
-			return;
 	}
 }
 
+/* A fresh object from s's chunk, or NULL when out of memory (fill counts it in carved). */
 static struct vmap_area *carve(struct meta_shard *s)
 {
 	struct vmap_area *va;
@@ -110,53 +109,59 @@ static struct vmap_area *carve(struct meta_shard *s)
 	}
 	va = (struct vmap_area *)s->bump;
 	s->bump += META_OBJ_SIZE;
-	atomic_fetch_add_explicit(&carved, 1, memory_order_relaxed);
 	return va;
 }
 
-/* An object from shard s (its lock held): its own free ones, another shard's, else a fresh one; NULL when out of memory. */
-static struct vmap_area *take(struct meta_shard *s, unsigned self)
+/*
+ * At least n free objects in shard s (its lock held) if memory allows:
+ * other shards' first, else fresh ones; a batch more either way, so that
+ * the next takes stay here.
+ */
+static void fill(struct meta_shard *s, unsigned self, size_t n)
 {
-	struct vmap_area *va = pop(s);
+	size_t have = atomic_load_explicit(&s->nr_free, memory_order_relaxed), fresh = 0;
+	struct vmap_area *va;
 
-	if (!va) {
-		steal(s, self);
-		va = pop(s);
-	}
-	if (!va)
-		va = carve(s);
-	if (va)
-		s->live++;
-	return va;
+	if (have >= n)
+		return;
+	steal(s, self, n - have + META_STEAL);
+	have = atomic_load_explicit(&s->nr_free, memory_order_relaxed);
+	if (have >= n)
+		return;
+	for (; have < n + META_STEAL && (va = carve(s)); have++, fresh++)
+		push(s, va);
+	atomic_fetch_add_explicit(&carved, fresh, memory_order_relaxed);
+}
+
+/* Up to n objects onto head from shard s: fewer only when out of memory. */
+static size_t take(struct meta_shard *s, unsigned self, struct list_head *head, size_t n)
+{
+	struct vmap_area *va;
+	size_t got = 0;
+
+	uvm_lock(&s->lock);
+	fill(s, self, n);
+	for (; got < n && (va = pop(s)); got++)
+		list_add(&va->list, head);
+	s->live += got;
+	uvm_unlock(&s->lock);
+	return got;
 }
 
 struct vmap_area *meta_va_alloc(void)
 {
 	unsigned self = own_index();
-	struct meta_shard *s = &shards[self];
-	struct vmap_area *va;
+	LIST_HEAD(one);
 
-	uvm_lock(&s->lock);
-	va = take(s, self);
-	uvm_unlock(&s->lock);
-	return va;
+	return take(&shards[self], self, &one, 1) ? list_first_entry(&one, struct vmap_area, list) : NULL;
 }
 
 /* A thread cache's refill of its spares: its splits take a shard's lock once a batch, not once a split. */
 size_t meta_va_alloc_list(struct list_head *head, size_t n)
 {
 	unsigned self = own_index();
-	struct meta_shard *s = &shards[self];
-	struct vmap_area *va;
-	size_t got = 0;
 
-	uvm_lock(&s->lock);
-	while (got < n && (va = take(s, self))) {
-		list_add(&va->list, head);
-		got++;
-	}
-	uvm_unlock(&s->lock);
-	return got;
+	return take(&shards[self], self, head, n);
 }
 
 void meta_va_free(struct vmap_area *va)
