@@ -542,7 +542,7 @@ struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned 
 			} else {
 				__atomic_store_n(&vp->len, vp->len - 1, __ATOMIC_RELAXED);
 				vn->pools.nr--;
-				vn->pools.bytes -= va_size(va);
+				__atomic_store_n(&vn->pools.bytes, vn->pools.bytes - va_size(va), __ATOMIC_RELAXED);
 				vn->pools.hits++;
 			}
 		}
@@ -562,7 +562,7 @@ void vn_pool_put(struct vmap_area *va)
 	list_add(&va->list, &vp->head);
 	__atomic_store_n(&vp->len, vp->len + 1, __ATOMIC_RELAXED);
 	vn->pools.nr++;
-	vn->pools.bytes += va_size(va);
+	__atomic_store_n(&vn->pools.bytes, vn->pools.bytes + va_size(va), __ATOMIC_RELAXED); /* vn_pooled_pages reads it unlocked */
 	uvm_unlock(&vn->pools.lock);
 }
 
@@ -599,11 +599,9 @@ size_t vn_pooled_pages(void)
 {
 	size_t bytes = 0;
 
-	for (unsigned i = 0; i < nr_nodes; i++) {
-		uvm_lock(&nodes[i].pools.lock);
-		bytes += nodes[i].pools.bytes;
-		uvm_unlock(&nodes[i].pools.lock);
-	}
+	/* Unlocked, as vn_busy_pages: every free of a batch asks, and locking each node's pools queued 16 threads on them. */
+	for (unsigned i = 0; i < nr_nodes; i++)
+		bytes += __atomic_load_n(&nodes[i].pools.bytes, __ATOMIC_RELAXED);
 	return bytes >> UVM_PAGE_SHIFT;
 }
 
@@ -623,7 +621,7 @@ void vn_pool_decay(unsigned id, int full, struct list_head *out)
 			list_add_tail(&va->list, out);
 			__atomic_store_n(&vp->len, vp->len - 1, __ATOMIC_RELAXED);
 			vn->pools.nr--;
-			vn->pools.bytes -= va_size(va);
+			__atomic_store_n(&vn->pools.bytes, vn->pools.bytes - va_size(va), __ATOMIC_RELAXED);
 		}
 	}
 	uvm_unlock(&vn->pools.lock);
