@@ -28,8 +28,8 @@
  *   6. a vmap node's pools, busy and lazy locks (vnode.c): outside fork,
  *      one node's and one of the three at a time.
  *   7. the arena's commit_lock, then a NUMA node's free-tree lock (arena.c).
- *   8. a metadata shard's lock (meta.c): innermost; a holder only tries
- *      another shard's (fork_prepare takes them all, in index order).
+ *   8. a metadata shard's lock (meta.c): innermost, one at a time
+ *      (fork_prepare takes them all, in index order).
  * The owner's own paths take none of them: its heap is its own (heap.h).
  */
 #ifndef UVM_LOCK_H

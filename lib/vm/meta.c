@@ -4,12 +4,13 @@
  * Every thread takes and frees objects through a shard of its own (round
  * robin over one shard per CPU), the kernel's per-CPU slab caches in
  * place of vmap_area_cachep's one lock: a split, a miss or a purge of one
- * thread then never waits on another's.  On 16 cores, random_size's
+ * thread then seldom meets another's.  On 16 cores, random_size's
  * threads waited on the single pool lock 2 100 times in a 6 ms run (a
- * fifth of them asleep in the kernel), the most of any lock.  An empty
- * shard takes a batch from another before it carves, so objects that one
- * thread freed (a purge's merges, an exited thread's splits) serve the
- * others, and the pool grows with the objects in use, not with the shards.
+ * fifth of them asleep in the kernel), the most of any lock.  A short
+ * shard takes the other shards' free objects before it carves, so objects
+ * that one thread freed (a purge's merges, a consumer's frees of a
+ * producer's objects) serve the others, and the pool grows with the
+ * objects in use, not with the shards or the objects handed over.
  */
 #include "meta.h"
 
@@ -30,7 +31,7 @@
 #define META_OBJ_SIZE 128
 _Static_assert(sizeof(struct vmap_area) <= META_OBJ_SIZE, "vmap_area outgrew its slot");
 #define META_SHARDS_MAX 64
-#define META_STEAL 16 /* objects an empty shard takes from another at a time */
+#define META_BATCH 16 /* objects a short shard takes beyond its need, so that the next takes stay in it */
 
 struct meta_shard {
 	uvm_lock_t lock;
@@ -76,25 +77,33 @@ static struct vmap_area *pop(struct meta_shard *s)
 }
 
 /*
- * Up to want objects for shard s (its lock held) from others that have
- * some and are not busy, in one sweep: only tried, never waited for, so
- * two empty shards cannot wait on each other.
+ * Up to want objects from other shards, in one sweep, chained through
+ * va_start; none of the caller's locks held, so waiting for a busy shard
+ * is safe (one lock at a time).  Waiting, not only trying: a shard that
+ * skipped a busy one carved instead, and a producer whose objects a
+ * consumer thread frees grew the pool with every one handed over on 16
+ * cores (test_meta).
  */
-static void steal(struct meta_shard *s, unsigned self, size_t want)
+static struct vmap_area *gather(unsigned self, size_t want)
 {
+	struct vmap_area *chain = NULL, *va;
+
 	for (unsigned i = 1; i < nr_shards && want; i++) {
 		struct meta_shard *from = &shards[(self + i) % nr_shards];
-		struct vmap_area *va;
 
-		if (!atomic_load_explicit(&from->nr_free, memory_order_relaxed) || !uvm_trylock(&from->lock))
+		if (!atomic_load_explicit(&from->nr_free, memory_order_relaxed))
 			continue;
-		for (unsigned n = 0; n < META_STEAL && want && (va = pop(from)); n++, want--)
-			push(s, va);
+		uvm_lock(&from->lock);
+		for (; want && (va = pop(from)); want--) {
+			va->va_start = (uintptr_t)chain;
+			chain = va;
+		}
 		uvm_unlock(&from->lock);
 	}
+	return chain;
 }
 
-/* A fresh object from s's chunk, or NULL when out of memory (fill counts it in carved). */
+/* A fresh object from s's chunk, or NULL when out of memory (carve_to counts it in carved). */
 static struct vmap_area *carve(struct meta_shard *s)
 {
 	struct vmap_area *va;
@@ -112,35 +121,39 @@ static struct vmap_area *carve(struct meta_shard *s)
 	return va;
 }
 
-/*
- * At least n free objects in shard s (its lock held) if memory allows:
- * other shards' first, else fresh ones; a batch more either way, so that
- * the next takes stay here.
- */
-static void fill(struct meta_shard *s, unsigned self, size_t n)
+/* Fresh objects into shard s (its lock held) until it has n free, or memory runs out. */
+static void carve_to(struct meta_shard *s, size_t n)
 {
 	size_t have = atomic_load_explicit(&s->nr_free, memory_order_relaxed), fresh = 0;
 	struct vmap_area *va;
 
-	if (have >= n)
-		return;
-	steal(s, self, n - have + META_STEAL);
-	have = atomic_load_explicit(&s->nr_free, memory_order_relaxed);
-	if (have >= n)
-		return;
-	for (; have < n + META_STEAL && (va = carve(s)); have++, fresh++)
+	for (; have < n && (va = carve(s)); have++, fresh++)
 		push(s, va);
 	atomic_fetch_add_explicit(&carved, fresh, memory_order_relaxed);
 }
 
-/* Up to n objects onto head from shard s: fewer only when out of memory. */
+/*
+ * Up to n objects onto head from shard s: fewer only when out of memory.
+ * A shard short of n takes other shards' free objects first, else carves,
+ * a batch more either way so that the next takes stay in it.
+ */
 static size_t take(struct meta_shard *s, unsigned self, struct list_head *head, size_t n)
 {
-	struct vmap_area *va;
+	struct vmap_area *va, *chain;
 	size_t got = 0;
 
 	uvm_lock(&s->lock);
-	fill(s, self, n);
+	if (atomic_load_explicit(&s->nr_free, memory_order_relaxed) < n) {
+		uvm_unlock(&s->lock);
+		chain = gather(self, n + META_BATCH);
+		uvm_lock(&s->lock);
+		for (; chain; chain = va) {
+			va = (struct vmap_area *)chain->va_start;
+			push(s, chain);
+		}
+		if (atomic_load_explicit(&s->nr_free, memory_order_relaxed) < n)
+			carve_to(s, n + META_BATCH);
+	}
 	for (; got < n && (va = pop(s)); got++)
 		list_add(&va->list, head);
 	s->live += got;
@@ -211,7 +224,7 @@ void meta_describe(struct uvm_descriptor *d)
 	d->meta_obj_size = META_OBJ_SIZE;
 }
 
-/* Every shard, in index order: a holder of one only tries another (steal). */
+/* Every shard, in index order: no other path holds two. */
 void meta_fork_prepare(void)
 {
 	for (unsigned i = 0; i < META_SHARDS_MAX; i++)
