@@ -164,9 +164,18 @@ static size_t take(struct meta_shard *s, unsigned self, struct list_head *head, 
 struct vmap_area *meta_va_alloc(void)
 {
 	unsigned self = own_index();
+	struct meta_shard *s = &shards[self];
+	struct vmap_area *va;
 	LIST_HEAD(one);
 
-	return take(&shards[self], self, &one, 1) ? list_first_entry(&one, struct vmap_area, list) : NULL;
+	/* The shard's own object first, with no call: a miss takes one or two (full_fit: 4 % more instructions through take). */
+	uvm_lock(&s->lock);
+	if ((va = pop(s)))
+		s->live++;
+	uvm_unlock(&s->lock);
+	if (va)
+		return va;
+	return take(s, self, &one, 1) ? list_first_entry(&one, struct vmap_area, list) : NULL;
 }
 
 /* A thread cache's refill of its spares: its splits take a shard's lock once a batch, not once a split. */
