@@ -57,11 +57,16 @@ static unsigned own_index(void)
 	return id - 1;
 }
 
+static size_t free_count(const struct meta_shard *s) { return atomic_load_explicit(&s->nr_free, memory_order_relaxed); }
+
+/* The free count moves under the shard's lock; a plain store, since only gather's peek reads it unlocked. */
+static void set_free_count(struct meta_shard *s, size_t n) { atomic_store_explicit(&s->nr_free, n, memory_order_relaxed); }
+
 static void push(struct meta_shard *s, struct vmap_area *va)
 {
 	va->va_start = (uintptr_t)s->free;
 	s->free = va;
-	atomic_store_explicit(&s->nr_free, atomic_load_explicit(&s->nr_free, memory_order_relaxed) + 1, memory_order_relaxed);
+	set_free_count(s, free_count(s) + 1);
 }
 
 static struct vmap_area *pop(struct meta_shard *s)
@@ -70,8 +75,7 @@ static struct vmap_area *pop(struct meta_shard *s)
 
 	if (va) {
 		s->free = (struct vmap_area *)va->va_start;
-		atomic_store_explicit(&s->nr_free, atomic_load_explicit(&s->nr_free, memory_order_relaxed) - 1,
-				      memory_order_relaxed);
+		set_free_count(s, free_count(s) - 1);
 	}
 	return va;
 }
@@ -91,7 +95,7 @@ static struct vmap_area *gather(unsigned self, size_t want)
 	for (unsigned i = 1; i < nr_shards && want; i++) {
 		struct meta_shard *from = &shards[(self + i) % nr_shards];
 
-		if (!atomic_load_explicit(&from->nr_free, memory_order_relaxed))
+		if (!free_count(from))
 			continue;
 		uvm_lock(&from->lock);
 		for (; want && (va = pop(from)); want--) {
@@ -124,7 +128,7 @@ static struct vmap_area *carve(struct meta_shard *s)
 /* Fresh objects into shard s (its lock held) until it has n free, or memory runs out. */
 static void carve_to(struct meta_shard *s, size_t n)
 {
-	size_t have = atomic_load_explicit(&s->nr_free, memory_order_relaxed), fresh = 0;
+	size_t have = free_count(s), fresh = 0;
 	struct vmap_area *va;
 
 	for (; have < n && (va = carve(s)); have++, fresh++)
@@ -133,32 +137,23 @@ static void carve_to(struct meta_shard *s, size_t n)
 }
 
 /*
- * Up to n objects onto head from shard s: fewer only when out of memory.
- * A shard short of n takes other shards' free objects first, else carves,
- * a batch more either way so that the next takes stay in it.
+ * At least n free objects in shard s if memory allows (its lock held, and
+ * dropped meanwhile): other shards' free objects first, else fresh ones, a
+ * batch more either way so that the next takes stay in it.
  */
-static size_t take(struct meta_shard *s, unsigned self, struct list_head *head, size_t n)
+static void refill(struct meta_shard *s, unsigned self, size_t n)
 {
-	struct vmap_area *va, *chain;
-	size_t got = 0;
+	struct vmap_area *chain, *va;
 
-	uvm_lock(&s->lock);
-	if (atomic_load_explicit(&s->nr_free, memory_order_relaxed) < n) {
-		uvm_unlock(&s->lock);
-		chain = gather(self, n + META_BATCH);
-		uvm_lock(&s->lock);
-		for (; chain; chain = va) {
-			va = (struct vmap_area *)chain->va_start;
-			push(s, chain);
-		}
-		if (atomic_load_explicit(&s->nr_free, memory_order_relaxed) < n)
-			carve_to(s, n + META_BATCH);
-	}
-	for (; got < n && (va = pop(s)); got++)
-		list_add(&va->list, head);
-	s->live += got;
 	uvm_unlock(&s->lock);
-	return got;
+	chain = gather(self, n + META_BATCH);
+	uvm_lock(&s->lock);
+	for (; chain; chain = va) {
+		va = (struct vmap_area *)chain->va_start;
+		push(s, chain);
+	}
+	if (free_count(s) < n)
+		carve_to(s, n + META_BATCH);
 }
 
 struct vmap_area *meta_va_alloc(void)
@@ -166,24 +161,32 @@ struct vmap_area *meta_va_alloc(void)
 	unsigned self = own_index();
 	struct meta_shard *s = &shards[self];
 	struct vmap_area *va;
-	LIST_HEAD(one);
 
-	/* The shard's own object first, with no call: a miss takes one or two (full_fit: 4 % more instructions through take). */
 	uvm_lock(&s->lock);
+	if (!s->free)
+		refill(s, self, 1);
 	if ((va = pop(s)))
 		s->live++;
 	uvm_unlock(&s->lock);
-	if (va)
-		return va;
-	return take(s, self, &one, 1) ? list_first_entry(&one, struct vmap_area, list) : NULL;
+	return va;
 }
 
 /* A thread cache's refill of its spares: its splits take a shard's lock once a batch, not once a split. */
 size_t meta_va_alloc_list(struct list_head *head, size_t n)
 {
 	unsigned self = own_index();
+	struct meta_shard *s = &shards[self];
+	struct vmap_area *va;
+	size_t got = 0;
 
-	return take(&shards[self], self, head, n);
+	uvm_lock(&s->lock);
+	if (free_count(s) < n)
+		refill(s, self, n);
+	for (; got < n && (va = pop(s)); got++)
+		list_add(&va->list, head);
+	s->live += got;
+	uvm_unlock(&s->lock);
+	return got;
 }
 
 void meta_va_free(struct vmap_area *va)
