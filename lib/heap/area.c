@@ -43,9 +43,9 @@ size_t area_reclaim_and_purge(void)
 	return purge_now(1);
 }
 
-static int tree_alloc(unsigned nid, struct vmap_area *va, size_t size, size_t align)
+static int tree_alloc(unsigned nid, unsigned owner, struct vmap_area *va, size_t size, size_t align)
 {
-	int err = arena_alloc(nid, va, size, align);
+	int err = arena_alloc(nid, owner, va, size, align);
 
 	/*
 	 * reclaim_and_purge_vmap_areas(): what waits in caches, lazily or in
@@ -54,15 +54,15 @@ static int tree_alloc(unsigned nid, struct vmap_area *va, size_t size, size_t al
 	 */
 	if (err == ENOMEM && size <= arena_reserved(nid)) {
 		if (area_reclaim_and_purge())
-			err = arena_alloc(nid, va, size, align);
+			err = arena_alloc(nid, owner, va, size, align);
 	}
 	if (err == ENOMEM && !arena_grow(nid, size, align))
-		err = arena_alloc(nid, va, size, align);
+		err = arena_alloc(nid, owner, va, size, align);
 	return err;
 }
 
 /* A fresh range from the free tree: unbacked, so its huge body or its population is decided now. */
-static struct vmap_area *alloc_fresh(unsigned nid, size_t size, size_t align, bool huge, int *err)
+static struct vmap_area *alloc_fresh(unsigned nid, unsigned owner, size_t size, size_t align, bool huge, int *err)
 {
 	struct vmap_area *va = meta_va_alloc();
 
@@ -70,7 +70,7 @@ static struct vmap_area *alloc_fresh(unsigned nid, size_t size, size_t align, bo
 		*err = ENOMEM;
 		return NULL;
 	}
-	*err = tree_alloc(nid, va, size, align);
+	*err = tree_alloc(nid, owner, va, size, align);
 	if (*err) {
 		meta_va_free(va);
 		return NULL;
@@ -164,7 +164,7 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 			purge_now(0);
 		if (h && size >= PCP_LARGE_PAGES * UVM_PAGE_SIZE)
 			pcp_take_smaller(h, size >> UVM_PAGE_SHIFT, &donors);
-		if ((va = alloc_fresh(nid, size, align, huge, err)))
+		if ((va = alloc_fresh(nid, owner, size, align, huge, err)))
 			reuse_pages(va, &donors);
 		purge_free_lazily(&donors); /* unbacked now, unless they could not move */
 		if (!va)

@@ -12,7 +12,10 @@
  *
  * Each NUMA node has a free tree of its own regions under its own lock (the
  * kernel's free_vmap_area_lock, one per node here), so placement follows
- * from the address.  The last page of every region never enters a free tree,
+ * from the address.  Userspace difference: each owner (a thread, vnode.h)
+ * carves from its own zone of a region first (arena_alloc), where the
+ * kernel takes the lowest fit for every CPU: our caches are threads' and
+ * join only their own areas, so areas of one thread must lie together.  The last page of every region never enters a free tree,
  * so two regions that the kernel happens to place side by side never merge
  * into one range.
  */
@@ -141,19 +144,49 @@ static void give_back_range(uintptr_t start, uintptr_t end)
 	arena_release(&list);
 }
 
-int arena_alloc(unsigned nid, struct vmap_area *va, size_t size, size_t align)
+/*
+ * Where zone z starts in r: zones are ARENA_ZONE_BYTES apart from the
+ * region's base, wrapping where the region holds fewer of them.
+ */
+static uintptr_t zone_start(const struct region *r, unsigned zone)
 {
-	struct free_space *fs = &arena.node[nid];
+	uintptr_t zones = (r->end - r->base) / ARENA_ZONE_BYTES;
+
+	return r->base + (zones > 1 ? zone % zones : 0) * ARENA_ZONE_BYTES;
+}
+
+/*
+ * The lowest fit at or above zone's start in one of nid's regions, else
+ * the lowest fit anywhere (fs locked): zone 0 starts at a region's base,
+ * so its first try is the plain lowest fit.
+ */
+static int carve(struct free_space *fs, unsigned nid, unsigned zone, size_t size, size_t align,
+		 struct vmap_area **spare, struct list_head *absorbed, uintptr_t *addr)
+{
+	int n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
+
+	for (int k = 0; zone && k < n; k++) {
+		const struct region *r = &uvm__regions[k];
+
+		if (r->nid == nid && r->base != r->end &&
+		    !va_alloc(&fs->tree, size, align, zone_start(r, zone), r->end, spare, absorbed, addr))
+			return 0;
+	}
+	return va_alloc(&fs->tree, size, align, 0, UINTPTR_MAX, spare, absorbed, addr);
+}
+
+/* size bytes aligned to align from fs's tree (carve's way, or the plain lowest fit when zone is 0) at *addr. */
+static int take_range(struct free_space *fs, unsigned nid, unsigned zone, size_t size, size_t align, uintptr_t *addr)
+{
 	struct vmap_area *spare = meta_va_alloc();
 	LIST_HEAD(absorbed);
-	uintptr_t addr;
 	int err;
 
 	if (!spare)
 		return ENOMEM;
 	uvm_lock(&fs->lock);
 	seq_begin(fs);
-	err = va_alloc(&fs->tree, size, align, 0, UINTPTR_MAX, &spare, &absorbed, &addr);
+	err = carve(fs, nid, zone, size, align, &spare, &absorbed, addr);
 	if (!err) {
 		fs->bytes -= size;
 		fs->count += !spare;                 /* a middle split adds a range */
@@ -164,12 +197,22 @@ int arena_alloc(unsigned nid, struct vmap_area *va, size_t size, size_t align)
 	if (spare)
 		meta_va_free(spare);
 	meta_va_free_list(&absorbed);
+	return err;
+}
+
+int arena_alloc(unsigned nid, unsigned zone, struct vmap_area *va, size_t size, size_t align)
+{
+	struct free_space *fs = &arena.node[nid];
+	uintptr_t addr;
+	int err = take_range(fs, nid, zone, size, align, &addr);
+
 	if (err)
 		return err;
 	err = commit_range(addr, addr + size);
 	if (err) {
 		give_back_range(addr, addr + size);
-		return err;
+		/* A zone's range may lie past what the kernel will commit (strict overcommit): the lowest fit may not. */
+		return zone ? arena_alloc(nid, 0, va, size, align) : err;
 	}
 	va->va_start = addr;
 	va->va_end = addr + size;

@@ -3,15 +3,19 @@
  * followed by one at least as large as all before it, whose areas are
  * found and freed as the first region's are; an address-space limit caps
  * a region at a quarter of the room it leaves; a request that could not
- * be reserved fails again at once, without asking the kernel.
+ * be reserved fails again at once, without asking the kernel; each
+ * owner's fresh areas lie together in its own zone, and a region too small
+ * for zones serves every owner from its base.
  */
 #include "helpers.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "arena.h"
 #include "os.h"
+#include "vnode.h"
 #include "uvmalloc.h"
 
 static struct uvm_stats stats(void)
@@ -92,5 +96,88 @@ Test(arena, a_refused_request_fails_again_without_a_syscall)
 	cr_assert_eq(errno, ENOMEM);
 	cr_assert_eq(os_syscalls(), calls, "the refused request asked the kernel again at once");
 	cr_assert_not_null(uvm_vmalloc(4096), "a small request still succeeds");
+	cr_assert_eq(arena_check(), 0);
+}
+
+static void four_nodes(void) { setenv("UVM_NODES", "4", 1); }
+static void four_nodes_small_regions(void)
+{
+	four_nodes();
+	small_regions();
+}
+
+#define ZONE_AREA (15 * 4096) /* 16 pages with the guard */
+
+struct zone_lane {
+	char *p[4];
+	unsigned owner;
+};
+
+static void *alloc_four(void *arg)
+{
+	struct zone_lane *l = arg;
+
+	for (int i = 0; i < 4; i++)
+		cr_assert_not_null(l->p[i] = uvm_vmalloc(ZONE_AREA));
+	l->owner = vn_owner_id();
+	return NULL;
+}
+
+/* Run alloc_four on a thread of its own (the next owner), joined. */
+static void alloc_four_elsewhere(struct zone_lane *l)
+{
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, alloc_four, l), 0);
+	pthread_join(t, NULL);
+}
+
+static bool in_zone(const char *p, unsigned owner)
+{
+	uintptr_t start = uvm__regions[0].base + owner * ARENA_ZONE_BYTES;
+
+	return (uintptr_t)p >= start && (uintptr_t)p < start + ARENA_ZONE_BYTES;
+}
+
+/* Another thread's carves between two of mine land in its own zone: mine stay side by side, in mine. */
+Test(arena, each_owner_carves_its_own_zone, .init = four_nodes)
+{
+	struct zone_lane mine[2], theirs;
+
+	alloc_four(&mine[0]);
+	alloc_four_elsewhere(&theirs);
+	alloc_four(&mine[1]);
+	cr_assert_neq(theirs.owner, mine[0].owner);
+	for (int i = 0; i < 8; i++) {
+		char *p = mine[i / 4].p[i % 4];
+
+		cr_assert(in_zone(p, mine[0].owner), "my area %d at %p is out of my zone %u", i, (void *)p, mine[0].owner);
+		if (i)
+			cr_assert_eq(p, mine[(i - 1) / 4].p[(i - 1) % 4] + ZONE_AREA + 4096, "my area %d is not beside the one before", i);
+	}
+	for (int i = 0; i < 4; i++)
+		cr_assert(in_zone(theirs.p[i], theirs.owner), "their area %d at %p is out of zone %u", i, (void *)theirs.p[i],
+			  theirs.owner);
+	for (int i = 0; i < 8; i++)
+		uvm_vfree(mine[i / 4].p[i % 4]);
+	for (int i = 0; i < 4; i++)
+		uvm_vfree(theirs.p[i]);
+	uvm_purge();
+	cr_assert_eq(arena_check(), 0);
+}
+
+/* A region of one zone's size serves every owner from its base, as the lowest fit. */
+Test(arena, a_region_of_one_zone_serves_every_owner_from_its_base, .init = four_nodes_small_regions)
+{
+	struct zone_lane mine, theirs;
+
+	alloc_four(&mine);
+	alloc_four_elsewhere(&theirs);
+	cr_assert_neq(theirs.owner, mine.owner);
+	cr_assert_eq(theirs.p[0], mine.p[3] + ZONE_AREA + 4096, "the next owner's first area is not the next lowest fit");
+	for (int i = 0; i < 4; i++) {
+		uvm_vfree(mine.p[i]);
+		uvm_vfree(theirs.p[i]);
+	}
 	cr_assert_eq(arena_check(), 0);
 }
