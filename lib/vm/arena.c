@@ -15,9 +15,10 @@
  * from the address.  Userspace difference: each owner (a thread, vnode.h)
  * carves from its own zone of a region first (arena_alloc), where the
  * kernel takes the lowest fit for every CPU: our caches are threads' and
- * join only their own areas, so areas of one thread must lie together.  The last page of every region never enters a free tree,
- * so two regions that the kernel happens to place side by side never merge
- * into one range.
+ * join only their own areas, so areas of one thread must lie together.
+ * The last page of every region never enters a free tree, so two regions
+ * that the kernel happens to place side by side never merge into one
+ * range.
  */
 #include "arena.h"
 
