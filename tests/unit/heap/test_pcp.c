@@ -717,6 +717,33 @@ Test(pcp, a_large_block_recycled_at_one_size_stays_in_line)
 	uvm_free(p);
 }
 
+/*
+ * A size whose bin is empty takes the next bin's area whole, in line (no
+ * slow-way hit), and the area goes back to its own bin: a size the next
+ * one up serves stays in line however often it comes.
+ */
+Test(pcp, an_empty_bin_takes_the_next_bins_area_in_line)
+{
+	char *p = uvm_vmalloc(5 * 4096), *q; /* 6 pages with the guard */
+	uint64_t slow_hits, misses;
+
+	uvm_vfree(p);
+	slow_hits = uvm__heap->pcp.hits;
+	misses = stats().cache_misses;
+	for (int i = 0; i < 10; i++) {
+		q = uvm_vmalloc(4 * 4096); /* the bin of 5 pages is empty */
+		cr_assert_eq(q, p, "round %d: not the next bin's area", i);
+		cr_assert_eq(uvm_vsize(q), 5 * 4096, "handed out whole");
+		cr_assert_eq(atomic_load(&area_find((uintptr_t)q)->live), VA_LIVE_BIN);
+		uvm_vfree(q);
+	}
+	cr_assert_eq(uvm__heap->pcp.hits, slow_hits, "the slow way served %llu of them",
+		     (unsigned long long)(uvm__heap->pcp.hits - slow_hits));
+	cr_assert_eq(stats().cache_misses, misses);
+	cr_assert_eq(uvm_vmalloc(5 * 4096), p, "not back in its own bin");
+	uvm_vfree(p);
+}
+
 /* vrealloc grows into the tail an earlier shrink left in the thread's own cache: in place, no miss. */
 Test(pcp, vrealloc_grows_into_its_own_cached_tail)
 {
