@@ -508,7 +508,7 @@ int pcp_init(unsigned nodes)
 /* ------------------------------------------------------- trims, merges */
 
 /* The pages a hit on va for pages keeps: a one-page tail could never serve an area (a guard and nothing usable). */
-static size_t kept_pages(const struct vmap_area *va, size_t pages) { return va_pages(va) < pages + 2 ? va_pages(va) : pages; }
+static size_t kept_pages(const struct vmap_area *va, size_t pages) { return va_pages(va) <= pages + PCP_WHOLE_EXTRA ? va_pages(va) : pages; }
 
 /*
  * A spare area object, the owner inside its heap: the thread's own, else a

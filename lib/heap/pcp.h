@@ -30,6 +30,8 @@
 #define PCP_BIN_PAGES 128       /* areas of 2..127 pages rest in exact bins */
 #define PCP_LISTS (PCP_BIN_PAGES + PCP_ORDERS)
 #define PCP_BATCH_PAGES 256     /* drained at once, and the step of decay (1 MiB) */
+/* The pages an area may have beyond a request and still be handed out whole: a one-page tail would be a guard page alone. */
+#define PCP_WHOLE_EXTRA 1
 #define PCP_HIGH_MIN_PAGES 1024 /* high of an active thread never decays below this (4 MiB) */
 #define PCP_DECAY_NS 1000000000ull
 
@@ -217,9 +219,9 @@ static inline void pcp_unlink_hot(struct pcp_list *l, struct vmap_area *va)
  * area goes back there when its owner frees it (VA_LIVE_BIN), and the live
  * flag tells it from a cached one.
  *
- * An empty bin takes the next bin's hottest area, whole: one page more
- * than asked for, which the slow path hands out whole too (pcp.c's
- * kept_pages: the page it would cut off could only be a guard page).  It
+ * An empty bin takes the next bin's hottest area, whole: PCP_WHOLE_EXTRA
+ * pages more than asked for, which the slow path hands out whole too
+ * (pcp.c's kept_pages).  It
  * goes back to its own bin when freed, so a size whose bin no free ever
  * fills (the next size up serving it) took the slow path on every
  * allocation: 18 % of vmbench random_size's, 342 instructions each.
@@ -229,8 +231,13 @@ static inline struct vmap_area *pcp_pop_bin(struct pcp *p, size_t pages, size_t 
 	struct pcp_list *l = &p->hit->lists[pages];
 	struct vmap_area *va;
 
-	if (list_empty(&l->head) && (pages + 1 >= PCP_BIN_PAGES || list_empty(&(++l)->head)))
-		return NULL;
+	if (list_empty(&l->head)) {
+		if (pages + PCP_WHOLE_EXTRA >= PCP_BIN_PAGES)
+			return NULL;
+		l += PCP_WHOLE_EXTRA;
+		if (list_empty(&l->head))
+			return NULL;
+	}
 	va = list_first_entry(&l->head, struct vmap_area, list);
 	/* An unfiled area is filed before it is handed out (vnode.h): the slow way's. */
 	if (unlikely(va->flags & VA_UNFILED) || (align > UVM_PAGE_SIZE && (va->va_start & (align - 1))))

@@ -522,6 +522,18 @@ size_t vn_lazy_snapshot(unsigned id, uintptr_t after, struct vmap_area *buf, siz
 /* ----------------------------------------------------------------- pools */
 
 /*
+ * An area of va's size into (dir 1) or out of (dir -1) pool vp of vn (its
+ * lock held): the counts that lock-free readers peek at (vn_pool_get's
+ * len, vn_pooled_pages's bytes) are stored atomically.
+ */
+static void pool_count(struct vmap_node *vn, struct vmap_pool *vp, const struct vmap_area *va, int dir)
+{
+	__atomic_store_n(&vp->len, vp->len + dir, __ATOMIC_RELAXED);
+	vn->pools.nr += dir;
+	__atomic_store_n(&vn->pools.bytes, vn->pools.bytes + (size_t)dir * va_size(va), __ATOMIC_RELAXED);
+}
+
+/*
  * node_pool_del_va(): look at the first entry only; one misaligned or on
  * another NUMA node goes to the tail and the caller takes the tree.
  */
@@ -540,9 +552,7 @@ struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned 
 				list_add_tail(&va->list, &vp->head);
 				va = NULL;
 			} else {
-				__atomic_store_n(&vp->len, vp->len - 1, __ATOMIC_RELAXED);
-				vn->pools.nr--;
-				__atomic_store_n(&vn->pools.bytes, vn->pools.bytes - va_size(va), __ATOMIC_RELAXED);
+				pool_count(vn, vp, va, -1);
 				vn->pools.hits++;
 			}
 		}
@@ -560,9 +570,7 @@ void vn_pool_put(struct vmap_area *va)
 
 	uvm_lock(&vn->pools.lock);
 	list_add(&va->list, &vp->head);
-	__atomic_store_n(&vp->len, vp->len + 1, __ATOMIC_RELAXED);
-	vn->pools.nr++;
-	__atomic_store_n(&vn->pools.bytes, vn->pools.bytes + va_size(va), __ATOMIC_RELAXED); /* vn_pooled_pages reads it unlocked */
+	pool_count(vn, vp, va, 1);
 	uvm_unlock(&vn->pools.lock);
 }
 
@@ -619,9 +627,7 @@ void vn_pool_decay(unsigned id, int full, struct list_head *out)
 
 			list_del(&va->list);
 			list_add_tail(&va->list, out);
-			__atomic_store_n(&vp->len, vp->len - 1, __ATOMIC_RELAXED);
-			vn->pools.nr--;
-			__atomic_store_n(&vn->pools.bytes, vn->pools.bytes - va_size(va), __ATOMIC_RELAXED);
+			pool_count(vn, vp, va, -1);
 		}
 	}
 	uvm_unlock(&vn->pools.lock);
