@@ -955,6 +955,7 @@ void pcp_decay(void)
 
 	heap_for_each_claimed(decay_one, &out);
 	purge_free_lazily(&out);
+	slab_decay_orphans();
 }
 
 void pcp_decay_maybe(void)

@@ -355,7 +355,7 @@ uint64_t pcp_requested(void);
 void pcp_count_alloc(struct heap *h, size_t pages);
 void pcp_count_free(struct heap *h, size_t pages);
 
-/* Decay every thread's high watermark once PCP_DECAY_NS has passed since the last time; slow paths call it. */
+/* Decay every thread's high watermark, and age the orphan slabs (slab_decay_orphans), once PCP_DECAY_NS has passed since the last time; slow paths call it. */
 void pcp_decay_maybe(void);
 /* One decay step over every cache now (tests; pcp_decay_maybe's work). */
 void pcp_decay(void);

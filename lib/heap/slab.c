@@ -198,7 +198,7 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	atomic_store_explicit(&s->remote, 0, memory_order_relaxed);
 	s->free = NULL;
 	s->map = 0;
-	s->orphan = 0;
+	s->orphan = SLAB_OWNED;
 	s->life = atomic_fetch_add_explicit(&sl.lives, 1, memory_order_relaxed);
 	s->mask = mask_of(s);
 	s->size = (unsigned)class_size(cls);
@@ -309,7 +309,7 @@ static void release_orphan(struct slab *s)
 	empty = s->orphan && slab_remote_count(s->cls, atomic_load_explicit(&s->remote, memory_order_acquire)) == s->used;
 	if (empty) {
 		list_del(&s->link);
-		s->orphan = 0;
+		s->orphan = SLAB_OWNED;
 		atomic_fetch_sub_explicit(&sl.nr_orphans[s->cls], 1, memory_order_relaxed);
 	}
 	uvm_unlock(&sl.lock);
@@ -328,13 +328,11 @@ void slab_heap_init(struct slab_heap *h)
 }
 
 static void hand_flush(struct slab_heap *h, unsigned c);
-static void trim_heap(struct slab_heap *h);
 
 void slab_heap_exit(struct slab_heap *h)
 {
 	for (unsigned c = 0; c < NCLASS; c++)
 		hand_flush(h, c); /* first: the slabs' used counts say which are empty */
-	trim_heap(h); /* an orphan's maps are no one's to read until it is adopted */
 	for (unsigned c = 0; c < NCLASS; c++) {
 		struct slab *s, *n;
 		LIST_HEAD(all);
@@ -353,7 +351,7 @@ void slab_heap_exit(struct slab_heap *h)
 			atomic_store_explicit(&s->owner, NULL, memory_order_release);
 			publish(s); /* before an adopter may write its own heap there */
 			uvm_lock(&sl.lock);
-			s->orphan = 1;
+			s->orphan = SLAB_ORPHAN_NEW;
 			list_add_tail(&s->link, &sl.orphans[c]);
 			atomic_fetch_add_explicit(&sl.nr_orphans[c], 1, memory_order_relaxed);
 			uvm_unlock(&sl.lock);
@@ -424,7 +422,7 @@ static struct slab *adopt(struct slab_heap *h, unsigned c)
 	if (!list_empty(&sl.orphans[c])) {
 		s = list_first_entry(&sl.orphans[c], struct slab, link);
 		list_del(&s->link);
-		s->orphan = 0;
+		s->orphan = SLAB_OWNED;
 		atomic_fetch_sub_explicit(&sl.nr_orphans[c], 1, memory_order_relaxed);
 	}
 	uvm_unlock(&sl.lock);
@@ -862,10 +860,18 @@ enum slab_ptr slab_free(void *p)
  * The pages of a map class's free objects back to the kernel: they hold no
  * free state (slab_map_class), so a freed block's pages can go while its
  * slab lives, as glibc's malloc_trim gives back the free pages inside its
- * heap.  Only the owner reads its maps, so a thread trims its own slabs:
- * at uvm_purge (malloc_trim) and when it exits, before its slabs are
- * orphaned.  Only pages wholly inside a run of free objects go: a page
- * shared with a neighbour may hold its live bytes.
+ * heap.  Only the owner reads its maps, so a thread trims its own slabs,
+ * at uvm_purge (malloc_trim); an orphan's map changes only when a thread
+ * adopts it, under sl.lock, so the trim of orphans holds that lock through
+ * its madvise: no adopter hands out an object whose pages are going.
+ * Orphans are trimmed at uvm_purge, and by decay once they have waited a
+ * whole decay period (1-2 s) with no thread adopting them.  (Each exit
+ * trimmed its own slabs before orphaning them, but a program whose threads
+ * come and go has the next thread adopt them at once and fault those pages
+ * in again: allocwork stress -s 4, 64 threads in 32 rounds, took 8 600
+ * page faults against tcmalloc's 2 850; 5 300 without, at the same peak
+ * RSS.)  Only pages wholly inside a run of free objects go: a page shared
+ * with a neighbour may hold its live bytes.
  */
 #define TRIM_BATCH 64
 
@@ -899,10 +905,10 @@ static void trim_run(struct trim *t, uintptr_t lo, uintptr_t hi)
 	t->r[t->n++] = (struct iovec){ (void *)lo, hi - lo };
 }
 
-/* s's free objects' pages into t, a run of touching free objects at a time (s: a map class's, its owner calling). */
-static void trim_slab(struct trim *t, struct slab *s)
+/* The pages of s's free objects free (a bitmap by object) into t, a run of touching free objects at a time (s: a map class's). */
+static void trim_slab(struct trim *t, const struct slab *s, uintptr_t free)
 {
-	uintptr_t m = s->map;
+	uintptr_t m = free;
 
 	while (m) {
 		unsigned first = (unsigned)__builtin_ctzl(m), end = first;
@@ -924,7 +930,7 @@ static void trim_list(struct trim *t, struct slab_heap *h, struct list_head *lis
 		if (slab_emptied(h, s))
 			slab_release_empty(s);
 		else
-			trim_slab(t, s);
+			trim_slab(t, s, s->map);
 	}
 }
 
@@ -940,13 +946,48 @@ static void trim_heap(struct slab_heap *h)
 	trim_flush(&t);
 }
 
+/*
+ * The orphans of the map classes, each aged by one decay (all: trimmed
+ * whatever their age).  An orphan's free objects are those of its map and,
+ * since it was orphaned, of its remote bits: no one takes either until it
+ * is adopted.
+ */
+static void trim_orphans(bool all)
+{
+	struct trim t = { .n = 0 };
+	struct slab *s;
+	unsigned c;
+
+	for (c = SLAB_MAP_FIRST; c < NCLASS; c++)
+		if (atomic_load_explicit(&sl.nr_orphans[c], memory_order_relaxed))
+			break;
+	if (c == NCLASS)
+		return;
+	uvm_lock(&sl.lock);
+	for (; c < NCLASS; c++) {
+		list_for_each_entry(s, &sl.orphans[c], link) {
+			if (s->orphan == SLAB_ORPHAN_NEW && !all) {
+				s->orphan = SLAB_ORPHAN_AGED;
+			} else if (s->orphan == SLAB_ORPHAN_AGED || all) {
+				trim_slab(&t, s, s->map | atomic_load_explicit(&s->remote, memory_order_acquire));
+				s->orphan = SLAB_ORPHAN_TRIMMED;
+			}
+		}
+	}
+	trim_flush(&t);
+	uvm_unlock(&sl.lock);
+}
+
 void slab_trim(void)
 {
 	struct heap *th = uvm__heap;
 
 	if (th)
 		trim_heap(&th->slab);
+	trim_orphans(true);
 }
+
+void slab_decay_orphans(void) { trim_orphans(false); }
 
 /* ------------------------------------------------------ stats, fork */
 

@@ -87,6 +87,13 @@ static inline void *slab_remote_head(uintptr_t r) { return (void *)(r & (((uintp
  * hits read and write; other threads' compare-and-swaps on remote go to
  * the second, so they do not take the owner's line away.
  */
+/*
+ * A slab's place among the orphans (slab.orphan): none, orphaned since the
+ * last decay, orphaned for a whole decay period, its free pages given back
+ * (slab_decay_orphans).
+ */
+enum slab_orphan { SLAB_OWNED, SLAB_ORPHAN_NEW, SLAB_ORPHAN_AGED, SLAB_ORPHAN_TRIMMED };
+
 struct slab {
 	struct slab_heap *fast;          /* the owner while the slab is its owner's and not full (a map class's: full too), else NULL: publish */
 	void *free;                      /* local free list, the owner's (a map class's: NULL) */
@@ -100,7 +107,7 @@ struct slab {
 	_Atomic uintptr_t remote;        /* frees by other threads: their count << SLAB_REMOTE_SHIFT | the list's head; a map class's, their bits */
 	struct slab_heap *_Atomic owner; /* NULL: orphaned */
 	unsigned full;                   /* on the owner's full list; written by the owner, read by other threads' frees (atomics) */
-	unsigned orphan;                 /* on an orphan list (sl.lock) */
+	unsigned orphan;                 /* on an orphan list (sl.lock): enum slab_orphan */
 	unsigned orphan_used;            /* used when it was orphaned, which no one changes until it is adopted */
 	unsigned life;                   /* which slab this area is: new each time (its mask with it) */
 	struct list_head link;           /* the owner's partial or full list, or an orphan list */
@@ -600,11 +607,13 @@ enum slab_ptr slab_check(const void *p, size_t *usable);
 enum slab_ptr slab_free(void *p);
 
 /*
- * The pages of the calling thread's free objects of a page and more (the
- * map classes') back to the kernel, while their slabs live; a thread's exit
- * does the same for its own (uvm_purge's part of the slabs).
+ * The pages of the free objects of a page and more (the map classes') back
+ * to the kernel, while their slabs live: the calling thread's and every
+ * orphan's (uvm_purge's part of the slabs).
  */
 void slab_trim(void);
+/* The same for the orphans that no thread adopted for a whole decay period (pcp_decay, once a second). */
+void slab_decay_orphans(void);
 
 void slab_stats(struct uvm_stats *st);
 /* Bytes of freed objects in slabs, from the counters and st's live objects (a snapshot's figure; uvm_frag_stats walks the slabs). */

@@ -18,6 +18,7 @@
 
 #include "arena.h"
 #include "heap.h"
+#include "pcp.h"
 #include "slab.h"
 #include "uvmalloc.h"
 
@@ -376,33 +377,77 @@ Test(slab, purge_gives_back_free_pages_of_live_slabs, .init = map_classes_on)
 
 static char *left[32];
 
-/* Allocates and writes 32 objects of 8 KiB (four slabs), frees all but the first of each slab, and exits. */
-static void *keep_one_a_slab(void *arg)
+/* The objects keep_two_a_slab leaves live: two of each slab's eight. */
+static bool left_live(int i) { return i % 8 < 2; }
+
+/* Allocates and writes 32 objects of 8 KiB (four slabs), frees all but two of each slab, and exits. */
+static void *keep_two_a_slab(void *arg)
 {
 	(void)arg;
 	for (int i = 0; i < 32; i++)
 		memset(left[i] = uvm_malloc(8192), i + 1, 8192);
 	for (int i = 0; i < 32; i++)
-		if (i % 8)
+		if (!left_live(i))
 			uvm_free(left[i]);
 	return NULL;
 }
 
-/* A thread's exit gives back its free map-class objects' pages before their slabs are orphaned. */
-Test(slab, exit_gives_back_free_pages_of_orphaned_slabs, .init = map_classes_on)
+/* Whether the free objects of keep_two_a_slab's slabs are all gone (or all still resident), and its live ones intact (but skip). */
+static void check_left(bool freed_gone, int skip)
 {
-	pthread_t t;
-
-	cr_assert_eq(pthread_create(&t, NULL, keep_one_a_slab, NULL), 0);
-	cr_assert_eq(pthread_join(t, NULL), 0);
 	for (int i = 0; i < 32; i++) {
-		if (i % 8)
-			cr_assert(gone(left[i], 8192), "the free object %p of an orphan kept its pages", (void *)left[i]);
+		if (i == skip)
+			continue;
+		if (!left_live(i))
+			cr_assert_eq(gone(left[i], 8192), freed_gone, "the free object %p of an orphan %s its pages", (void *)left[i],
+				     freed_gone ? "kept" : "lost");
 		else
 			cr_assert(holds(left[i], 8192, (char)(i + 1)), "the live object %p changed", (void *)left[i]);
 	}
-	for (int i = 0; i < 32; i += 8)
-		uvm_free(left[i]);
+}
+
+static void orphan_two_a_slab(void)
+{
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, keep_two_a_slab, NULL), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+}
+
+static void free_left(void)
+{
+	for (int i = 0; i < 32; i++)
+		if (left_live(i) && left[i])
+			uvm_free(left[i]);
+}
+
+/*
+ * An exited thread's orphans keep their free objects' pages for the thread
+ * that adopts them, until they have waited out a whole decay period: the
+ * first decay ages them, the second gives their free pages back.
+ */
+Test(slab, orphans_free_pages_go_once_they_wait_out_a_decay, .init = map_classes_on)
+{
+	orphan_two_a_slab();
+	check_left(false, -1);
+	pcp_decay();
+	check_left(false, -1);
+	pcp_decay();
+	check_left(true, -1);
+	free_left();
+}
+
+/* uvm_purge (malloc_trim) gives back the orphans' free pages at once, other threads' frees into them included. */
+Test(slab, purge_gives_back_free_pages_of_orphans, .init = map_classes_on)
+{
+	orphan_two_a_slab();
+	uvm_free(left[1]); /* a remote free into an orphan: its bit, not its map */
+	cr_assert_not(gone(left[1], 8192));
+	uvm_purge();
+	cr_assert(gone(left[1], 8192), "an orphan's object freed by another thread kept its pages");
+	left[1] = NULL;
+	check_left(true, 1);
+	free_left();
 }
 
 #define XN 5000
