@@ -99,11 +99,11 @@ static struct vmap_area *largest_donor(struct list_head *donors)
 
 /*
  * The buddy's part for large blocks: a fresh block takes the pages of the
- * cache's smaller large blocks, largest first, with mremap, instead of
- * having the kernel zero new ones; their ranges are left unbacked for the
- * node to take back.  A program recycling large blocks of varied sizes
- * keeps its memory (tcmalloc does it by cutting spans) while its cache
- * holds no idle block beside its live ones.
+ * cache's smaller large blocks that fit in it whole (pcp_take_smaller),
+ * largest first, with mremap, instead of having the kernel zero new ones;
+ * their ranges are left unbacked for the node to take back.  A program
+ * recycling large blocks of varied sizes keeps its memory (tcmalloc does
+ * it by cutting spans).
  */
 static void reuse_pages(struct vmap_area *va, struct list_head *donors)
 {

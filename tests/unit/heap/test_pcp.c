@@ -6,6 +6,7 @@
  */
 #include "helpers.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -831,6 +832,34 @@ Test(pcp, a_large_miss_reuses_the_smaller_blocks_pages)
 	for (size_t i = 0; i < (6u << 20); i += 512)
 		cr_assert_eq(a[i], 0, "byte %zu of a calloc'd block is not zero", i);
 	uvm_free(a);
+}
+
+/*
+ * A large miss takes only the cached blocks whose pages all fit in it,
+ * largest first: a block that would fit only in part (the rest of its
+ * pages given back) stays cached and backed, for the next request of its
+ * size.
+ */
+Test(pcp, a_large_miss_takes_only_the_blocks_that_fit_whole)
+{
+	enum { KIB = 1024, A = 2304 * KIB, B = 2048 * KIB, C = 3072 * KIB }; /* both cached under high: 4 MiB and B's miss */
+	char *a = uvm_vmalloc(A), *b = uvm_vmalloc(B), *c;
+	struct uvm_stats st;
+
+	memset(a, 7, A);
+	memset(b, 8, B);
+	uvm_vfree(a);
+	uvm_vfree(b);
+	cr_assert_eq(stats().cached_count, 2);
+	c = uvm_vmalloc(C); /* a's pages fit, then 768 KiB of room: not b's */
+	st = stats();
+	cr_assert_eq(st.cached_count, 1, "%" PRIu64 " areas cached, not b alone", st.cached_count);
+	cr_assert_eq(st.cached_bytes, B + 4096, "b left the cache");
+	cr_assert_eq(resident(b, B), (size_t)B, "b lost pages");
+	cr_assert_eq(resident(c + C - A, A), (size_t)A, "a's pages did not move in");
+	cr_assert_eq(uvm_vmalloc(B), b, "the cached b did not serve its size");
+	uvm_vfree(b);
+	uvm_vfree(c);
 }
 
 /* A worker fills its cache with 64 areas of 16 pages (the 4 MiB high a thread starts with), then waits, alive. */
