@@ -144,7 +144,7 @@ struct uvm_stats {
 	uint64_t slabs;          /* slabs (64 KiB areas of small objects), counted in busy above */
 	uint64_t small_allocs;   /* malloc-family objects served by slabs, all time */
 	uint64_t small_frees;
-	uint64_t pool_hits;      /* allocations served from a node pool */
+	uint64_t pool_hits;      /* allocations served from a node pool, or from its lazily freed areas before a purge */
 	uint64_t pool_misses;    /* allocations that went to the free tree */
 	uint64_t purges;         /* purges run */
 	uint64_t purged_bytes;   /* bytes given back to the kernel by purges */

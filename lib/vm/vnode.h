@@ -112,7 +112,10 @@ size_t vn_lazy_pages(void);
 /* Subtract purged pages from the global lazy count. */
 void vn_lazy_sub(size_t pages);
 
-/* Pools.  vn_pool_get takes an area of exactly pages pages on NUMA node nid whose start is aligned to align, or NULL. */
+/*
+ * Pools.  vn_pool_get takes an area of exactly pages pages on NUMA node nid whose start is aligned to align, from
+ * node id's pool, else from its lazy areas (before the purge takes them), or NULL.
+ */
 struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned nid);
 void vn_pool_put(struct vmap_area *va);
 /* Pages held in all pools. */
