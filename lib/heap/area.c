@@ -275,8 +275,11 @@ void area_copy(struct vmap_area *from, struct vmap_area *to, size_t bytes)
 
 	/*
 	 * hugetlb mappings move only whole, aligned: those are copied.  Whether
-	 * to's start is backed is asked of the kernel: a reused block may hold
-	 * pages only at its end (reuse_pages).
+	 * to's start is backed is asked of the kernel: a reused block holds
+	 * its donors' pages where they fell (reuse_pages).  Moving pages one
+	 * by one (an area under 2 MiB) costs this guest a fault each at their
+	 * next touch (measurements.md), but copying instead held both blocks
+	 * at once: allocwork realloc 17 % faster, its peak RSS 9.5 % higher.
 	 */
 	if (pages >= AREA_MOVE_MIN && (pages >= AREA_MOVE_MIN_BACKED || !os_resident(to->va_start, UVM_PAGE_SIZE)) &&
 	    !((from->flags | to->flags) & VA_HUGETLB) &&
