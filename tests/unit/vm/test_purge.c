@@ -72,6 +72,54 @@ Test(purge, pool_reuse_without_syscalls_or_faults, .init = no_auto_purge)
 	}
 }
 
+/*
+ * Before any purge, a request that misses its pool takes a lazily freed
+ * area of its exact size: still backed, so no syscall and no page fault;
+ * an area of another size stays lazy.
+ */
+Test(purge, lazy_areas_are_reused_before_the_purge, .init = no_auto_purge)
+{
+	enum { N = 100, PAGES = 3 };
+	static char *first[N], *again[N];
+
+	pin_to_cpu0();
+	for (int i = 0; i < N; i++) {
+		first[i] = uvm_vmalloc(PAGES * 4096);
+		memset(first[i], 0x5a, PAGES * 4096);
+	}
+	for (int i = 0; i < N; i++)
+		uvm_vfree(first[i]);
+	cr_assert_eq(stats().lazy_count, N);
+	cr_assert_eq(stats().pooled_count, 0);
+
+	char *other = uvm_vmalloc((PAGES + 1) * 4096);
+	cr_assert_eq(stats().lazy_count, N, "a lazy area of another size was taken");
+	uvm_vfree(other);
+
+	memset(again, 0, sizeof(again));
+	prefault_code();
+	uint64_t calls = os_syscalls(), hits = stats().pool_hits;
+	long faults = minor_faults();
+	for (int i = 0; i < N; i++) {
+		again[i] = uvm_vmalloc(PAGES * 4096);
+		memset(again[i], 0xa5, PAGES * 4096);
+	}
+	long faulted = minor_faults() - faults;
+	cr_assert_eq(os_syscalls(), calls, "reuse made %lu syscalls", (unsigned long)(os_syscalls() - calls));
+	cr_assert_eq(faulted, 0, "reuse took %ld page faults", faulted);
+	cr_assert_eq(stats().pool_hits - hits, N, "lazy reuses count as pool hits");
+	cr_assert_eq(stats().lazy_count, 1, "only the other size's area is still lazy");
+	for (int i = 0; i < N; i++) {
+		int found = 0;
+
+		for (int k = 0; k < N && !found; k++)
+			found = again[i] == first[k];
+		cr_assert(found, "%p is not a lazily freed area", again[i]);
+	}
+	for (int i = 0; i < N; i++)
+		uvm_vfree(again[i]);
+}
+
 /* Crossing lazy_max_pages runs exactly one purge, which empties every lazy list. */
 Test(purge, threshold_triggers_one_batched_purge, .init = node_layer)
 {
