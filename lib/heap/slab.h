@@ -77,6 +77,13 @@ static inline bool slab_map_class(unsigned c) { return c >= SLAB_MAP_FIRST; }
 static inline void *slab_remote_head(uintptr_t r) { return (void *)(r & (((uintptr_t)1 << SLAB_REMOTE_SHIFT) - 1)); }
 
 /*
+ * A slab's place among the orphans (slab.orphan): none, orphaned since the
+ * last decay, orphaned for a whole decay period, its free pages given back
+ * (slab_decay_orphans).
+ */
+enum slab_orphan { SLAB_OWNED, SLAB_ORPHAN_NEW, SLAB_ORPHAN_AGED, SLAB_ORPHAN_TRIMMED };
+
+/*
  * A slab's header: its chunk's record in the region's chunk table, not in
  * the slab.  Headers in the slabs, at one offset of each, all fell in one
  * set of every cache whose way is 64 KiB or less (this machine's L2: 512
@@ -87,13 +94,6 @@ static inline void *slab_remote_head(uintptr_t r) { return (void *)(r & (((uintp
  * hits read and write; other threads' compare-and-swaps on remote go to
  * the second, so they do not take the owner's line away.
  */
-/*
- * A slab's place among the orphans (slab.orphan): none, orphaned since the
- * last decay, orphaned for a whole decay period, its free pages given back
- * (slab_decay_orphans).
- */
-enum slab_orphan { SLAB_OWNED, SLAB_ORPHAN_NEW, SLAB_ORPHAN_AGED, SLAB_ORPHAN_TRIMMED };
-
 struct slab {
 	struct slab_heap *fast;          /* the owner while the slab is its owner's and not full (a map class's: full too), else NULL: publish */
 	void *free;                      /* local free list, the owner's (a map class's: NULL) */
