@@ -34,42 +34,53 @@ static void no_auto_purge(void)
 	setenv("UVM_LAZY_MAX", "1000000", 1);
 }
 
-/* A purged area comes back from its pool: no syscall, no page fault, same addresses. */
-Test(purge, pool_reuse_without_syscalls_or_faults, .init = no_auto_purge)
+enum { REUSED = 100, REUSED_PAGES = 3 };
+static char *first[REUSED], *again[REUSED];
+
+/* REUSED areas of REUSED_PAGES pages into first, written, then freed (to the lazy lists: caches are off). */
+static void free_written(void)
 {
-	enum { N = 200, PAGES = 3 };
-	static char *first[N], *again[N];
-
 	pin_to_cpu0();
-	for (int i = 0; i < N; i++) {
-		first[i] = uvm_vmalloc(PAGES * 4096);
-		memset(first[i], 0x5a, PAGES * 4096);
+	for (int i = 0; i < REUSED; i++) {
+		first[i] = uvm_vmalloc(REUSED_PAGES * 4096);
+		memset(first[i], 0x5a, REUSED_PAGES * 4096);
 	}
-	for (int i = 0; i < N; i++)
+	for (int i = 0; i < REUSED; i++)
 		uvm_vfree(first[i]);
-	purge_now(0);
-	cr_assert_eq(stats().pooled_count, N);
-	cr_assert_eq(stats().lazy_count, 0);
+}
 
+/* As many areas again, written: every one of first's, with no syscall, no page fault and a pool hit each (from). */
+static void reused_as_they_were(const char *from)
+{
 	memset(again, 0, sizeof(again)); /* the test's own first touches are not ours to count */
 	prefault_code();
 	uint64_t calls = os_syscalls(), hits = stats().pool_hits;
 	long faults = minor_faults();
-	for (int i = 0; i < N; i++) {
-		again[i] = uvm_vmalloc(PAGES * 4096);
-		memset(again[i], 0xa5, PAGES * 4096);
+	for (int i = 0; i < REUSED; i++) {
+		again[i] = uvm_vmalloc(REUSED_PAGES * 4096);
+		memset(again[i], 0xa5, REUSED_PAGES * 4096);
 	}
 	long faulted = minor_faults() - faults;
 	cr_assert_eq(os_syscalls(), calls, "reuse made %lu syscalls", (unsigned long)(os_syscalls() - calls));
 	cr_assert_eq(faulted, 0, "reuse took %ld page faults", faulted);
-	cr_assert_eq(stats().pool_hits - hits, N);
-	for (int i = 0; i < N; i++) {
+	cr_assert_eq(stats().pool_hits - hits, REUSED, "%s: reuses count as pool hits", from);
+	for (int i = 0; i < REUSED; i++) {
 		int found = 0;
 
-		for (int k = 0; k < N && !found; k++)
+		for (int k = 0; k < REUSED && !found; k++)
 			found = again[i] == first[k];
-		cr_assert(found, "%p did not come from the pool", again[i]);
+		cr_assert(found, "%p did not come from %s", again[i], from);
 	}
+}
+
+/* A purged area comes back from its pool: no syscall, no page fault, same addresses. */
+Test(purge, pool_reuse_without_syscalls_or_faults, .init = no_auto_purge)
+{
+	free_written();
+	purge_now(0);
+	cr_assert_eq(stats().pooled_count, REUSED);
+	cr_assert_eq(stats().lazy_count, 0);
+	reused_as_they_were("the pool");
 }
 
 /*
@@ -79,45 +90,13 @@ Test(purge, pool_reuse_without_syscalls_or_faults, .init = no_auto_purge)
  */
 Test(purge, lazy_areas_are_reused_before_the_purge, .init = no_auto_purge)
 {
-	enum { N = 100, PAGES = 3 };
-	static char *first[N], *again[N];
-
-	pin_to_cpu0();
-	for (int i = 0; i < N; i++) {
-		first[i] = uvm_vmalloc(PAGES * 4096);
-		memset(first[i], 0x5a, PAGES * 4096);
-	}
-	for (int i = 0; i < N; i++)
-		uvm_vfree(first[i]);
-	cr_assert_eq(stats().lazy_count, N);
+	free_written();
+	cr_assert_eq(stats().lazy_count, REUSED);
 	cr_assert_eq(stats().pooled_count, 0);
-
-	char *other = uvm_vmalloc((PAGES + 1) * 4096);
-	cr_assert_eq(stats().lazy_count, N, "a lazy area of another size was taken");
-	uvm_vfree(other);
-
-	memset(again, 0, sizeof(again));
-	prefault_code();
-	uint64_t calls = os_syscalls(), hits = stats().pool_hits;
-	long faults = minor_faults();
-	for (int i = 0; i < N; i++) {
-		again[i] = uvm_vmalloc(PAGES * 4096);
-		memset(again[i], 0xa5, PAGES * 4096);
-	}
-	long faulted = minor_faults() - faults;
-	cr_assert_eq(os_syscalls(), calls, "reuse made %lu syscalls", (unsigned long)(os_syscalls() - calls));
-	cr_assert_eq(faulted, 0, "reuse took %ld page faults", faulted);
-	cr_assert_eq(stats().pool_hits - hits, N, "lazy reuses count as pool hits");
+	uvm_vfree(uvm_vmalloc((REUSED_PAGES + 1) * 4096));
+	cr_assert_eq(stats().lazy_count, REUSED + 1, "a lazy area of another size was taken");
+	reused_as_they_were("the lazy list");
 	cr_assert_eq(stats().lazy_count, 1, "only the other size's area is still lazy");
-	for (int i = 0; i < N; i++) {
-		int found = 0;
-
-		for (int k = 0; k < N && !found; k++)
-			found = again[i] == first[k];
-		cr_assert(found, "%p is not a lazily freed area", again[i]);
-	}
-	for (int i = 0; i < N; i++)
-		uvm_vfree(again[i]);
 }
 
 /* Crossing lazy_max_pages runs exactly one purge, which empties every lazy list. */
