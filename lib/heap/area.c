@@ -86,17 +86,6 @@ static struct vmap_area *alloc_fresh(unsigned nid, unsigned owner, size_t size, 
 	return va;
 }
 
-/* The largest donor whose pages can move (hugetlb bodies move only whole), or NULL. */
-static struct vmap_area *largest_donor(struct list_head *donors)
-{
-	struct vmap_area *d, *best = NULL;
-
-	list_for_each_entry(d, donors, list)
-		if (!(d->flags & VA_HUGETLB) && (!best || va_size(d) > va_size(best)))
-			best = d;
-	return best;
-}
-
 /*
  * The buddy's part for large blocks: a fresh block takes the pages of the
  * cache's smaller large blocks that fit in it whole (pcp_take_smaller),
@@ -116,16 +105,13 @@ static void reuse_pages(struct vmap_area *va, struct list_head *donors)
 {
 	size_t end = area_usable(va); /* [0, end) of the block is still to fill, from the end down */
 	struct vmap_area *d;
-	LIST_HEAD(used);
 
 	if (va->flags & VA_HUGETLB)
 		return;
 	/* From the end: a realloc's move fills the block's start with the old block's pages (area_copy). */
-	while (end && (d = largest_donor(donors))) {
+	list_for_each_entry(d, donors, list) { /* largest first, none hugetlb: pcp_take_smaller's order */
 		size_t lag = (d->va_start - va->va_start) & (HUGE_SIZE - 1), n = area_usable(d) < end ? area_usable(d) : end, to;
 
-		list_del(&d->list);
-		list_add_tail(&d->list, &used);
 		if (lag >= end)
 			break;
 		to = end - n >= lag ? end - n - ((end - n - lag) & (HUGE_SIZE - 1)) : lag;
@@ -135,7 +121,6 @@ static void reuse_pages(struct vmap_area *va, struct list_head *donors)
 			break;
 		end = to;
 	}
-	list_splice_tail(&used, donors);
 }
 
 uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, size_t align, int node, bool huge_api,

@@ -320,8 +320,9 @@ struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t ali
 #define PCP_LARGE_PAGES 512 /* 2 MiB: from here on a miss reuses the pages of the cache's smaller blocks */
 /*
  * A miss for a large block of pages pages: cached large blocks whose pages
- * all fit in it, largest first, out of h's cache onto out (area.c moves
- * their pages into the new block, then frees their ranges to the node).
+ * all fit in it and can move (not hugetlb), largest first, out of h's
+ * cache onto the tail of out in that order (area.c moves their pages into
+ * the new block, then frees their ranges to the node).
  */
 void pcp_take_smaller(struct heap *h, size_t pages, struct list_head *out);
 /* An unused area object from h's spares (else from the metadata pool), for a split; NULL when out of memory. */

@@ -515,7 +515,7 @@ size_t vn_lazy_detach(unsigned id, struct list_head *out)
 	s->root.node = NULL;
 	s->nr = s->bytes = 0;
 	seq_end(s);
-	for (unsigned p = 0; p < VN_POOL_PAGES; p++)
+	for (unsigned p = 0; root && p < VN_POOL_PAGES; p++) /* an empty tree's lists are empty */
 		list_init(&nodes[id].lazy_fit[p]);
 	uvm_unlock(&s->lock);
 	tree_to_list(root, out);
@@ -545,10 +545,6 @@ static void pool_count(struct vmap_node *vn, struct vmap_pool *vp, const struct 
 	__atomic_store_n(&vn->pools.bytes, vn->pools.bytes + (size_t)dir * va_size(va), __ATOMIC_RELAXED);
 }
 
-/*
- * node_pool_del_va(): look at the first entry only; one misaligned or on
- * another NUMA node goes to the tail and the caller takes the tree.
- */
 /* Whether pool or lazy area va serves a request aligned to align on NUMA node nid. */
 static bool fits(const struct vmap_area *va, size_t align, unsigned nid)
 {
@@ -593,6 +589,10 @@ static struct vmap_area *lazy_get(struct vmap_node *vn, size_t pages, size_t ali
 	return found;
 }
 
+/*
+ * node_pool_del_va(): look at the first entry only; one misaligned or on
+ * another NUMA node goes to the tail, and the lazy areas are looked at.
+ */
 struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned nid)
 {
 	struct vmap_node *vn = &nodes[id];
@@ -609,15 +609,13 @@ struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned 
 				va = NULL;
 			} else {
 				pool_count(vn, vp, va, -1);
-				__atomic_fetch_add(&vn->pools.hits, 1, __ATOMIC_RELAXED); /* lazy_get's count it outside the lock */
 			}
 		}
 		uvm_unlock(&vn->pools.lock);
 	}
-	if (!va && (va = lazy_get(vn, pages, align, nid)))
-		__atomic_fetch_add(&vn->pools.hits, 1, __ATOMIC_RELAXED);
 	if (!va)
-		__atomic_fetch_add(&vn->pools.misses, 1, __ATOMIC_RELAXED);
+		va = lazy_get(vn, pages, align, nid);
+	__atomic_fetch_add(va ? &vn->pools.hits : &vn->pools.misses, 1, __ATOMIC_RELAXED);
 	return va;
 }
 
