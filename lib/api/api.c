@@ -185,11 +185,12 @@ static uvm_noinline void vfree_list(void *p, struct vmap_area *va)
 		vfree_slow(p);
 }
 
-void uvm_vfree(void *p)
+/* The free of p, in region r (NULL: none): the owner's bin in line, an order list's or anything else a call away. */
+static uvm_always_inline void vfree_in(void *p, const struct region *r)
 {
 	struct vmap_area *va;
 
-	switch (area_free_own(uvm__heap, (uintptr_t)p, &va)) {
+	switch (area_free_own_in(uvm__heap, r, (uintptr_t)p, &va)) {
 	case AREA_FREED:
 		return;
 	case AREA_LIST:
@@ -199,6 +200,17 @@ void uvm_vfree(void *p)
 		break;
 	}
 	vfree_slow(p);
+}
+
+/* p past the first region (or NULL): its region found by the walk. */
+static uvm_noinline void vfree_far(void *p) { vfree_in(p, region_of((uintptr_t)p)); }
+
+void uvm_vfree(void *p)
+{
+	if (likely(region_first((uintptr_t)p)))
+		vfree_in(p, &uvm__regions[0]);
+	else
+		vfree_far(p);
 }
 
 size_t uvm_vsize(const void *p)

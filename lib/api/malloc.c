@@ -396,7 +396,7 @@ static uvm_noinline void free_list(void *p, struct heap *h, struct vmap_area *va
  * traced), p in region r (NULL: in none): the owner's area, else the slow
  * way.
  */
-static uvm_noinline void free_area(void *p, struct heap *h, const struct region *r)
+static uvm_always_inline void free_area_in(void *p, struct heap *h, const struct region *r)
 {
 	struct vmap_area *va;
 
@@ -411,6 +411,10 @@ static uvm_noinline void free_area(void *p, struct heap *h, const struct region 
 	}
 	free_named("free", p);
 }
+
+/* The same in the first region (region_first), known to hold p: no NULL test of the region. */
+static uvm_noinline void free_area_first(void *p, struct heap *h) { free_area_in(p, h, &uvm__regions[0]); }
+static uvm_noinline void free_area(void *p, struct heap *h) { free_area_in(p, h, region_of((uintptr_t)p)); }
 
 /*
  * The owner's free of a small object in line; areas go through a call, so
@@ -438,12 +442,12 @@ void uvm_free(void *p)
 			slab_map_free(&h->slab, s, p);
 			return;
 		case SLAB_AREA:
-			free_area(p, h, &uvm__regions[0]); /* the leaf's region test holds */
+			free_area_first(p, h); /* the leaf's region test holds */
 			return;
 		case SLAB_NOT_MINE:
 			break;
 		}
-		free_area(p, h, region_of((uintptr_t)p));
+		free_area(p, h);
 		return;
 	}
 	free_named("free", p);

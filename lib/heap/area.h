@@ -129,17 +129,21 @@ static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node
 	return va;
 }
 
-/* The area in a busy tree that starts at addr (live or cached), or NULL; addr lies in region r, or r is NULL: in none. */
+/*
+ * The area in a busy tree that starts at addr (live or cached), or NULL;
+ * addr lies in region r, or r is NULL: in none.  An unaligned addr reads
+ * its page's slot and is no area's start, so the frees' leaves test no
+ * alignment (two instructions of uvm_vfree's and of free's for an area).
+ */
 static inline struct vmap_area *area_at_in(const struct region *r, uintptr_t addr)
 {
-	struct vmap_area *va = r && !(addr & (UVM_PAGE_SIZE - 1)) ? atomic_load_explicit(region_slot(r, addr), memory_order_acquire)
-								  : NULL;
+	struct vmap_area *va = r ? atomic_load_explicit(region_slot(r, addr), memory_order_acquire) : NULL;
 
 	/* A stale slot may name a recycled object: objects are never unmapped, so reading it is safe. */
 	return va && va->va_start == addr ? va : NULL;
 }
 
-/* The same, the region found; an unaligned addr skips the search (area_at_in's test of it is then folded away). */
+/* The same, the region found; an unaligned addr skips the search. */
 static inline struct vmap_area *area_at(uintptr_t addr) { return area_at_in(addr & (UVM_PAGE_SIZE - 1) ? NULL : region_of(addr), addr); }
 
 /*
@@ -148,7 +152,7 @@ static inline struct vmap_area *area_at(uintptr_t addr) { return area_at_in(addr
  * grows it or drains), or, for an order list, a cached neighbour waits to
  * be joined (pcp_put's way): false then.
  */
-static inline bool area_push_own(struct heap *h, struct vmap_area *va, bool bin)
+static uvm_always_inline bool area_push_own(struct heap *h, struct vmap_area *va, bool bin)
 {
 	struct pcp_list *l = va->cache;
 
@@ -181,7 +185,7 @@ static inline bool area_push_own(struct heap *h, struct vmap_area *va, bool bin)
  */
 enum area_hit { AREA_NOT_MINE, AREA_FREED, AREA_LIST };
 
-static inline enum area_hit area_free_own_in(struct heap *h, const struct region *r, uintptr_t addr, struct vmap_area **va)
+static uvm_always_inline enum area_hit area_free_own_in(struct heap *h, const struct region *r, uintptr_t addr, struct vmap_area **va)
 {
 	uint32_t live;
 
@@ -193,11 +197,6 @@ static inline enum area_hit area_free_own_in(struct heap *h, const struct region
 	if (likely(live == VA_LIVE_BIN))
 		return area_push_own(h, *va, true) ? AREA_FREED : AREA_NOT_MINE;
 	return live == VA_LIVE_LIST ? AREA_LIST : AREA_NOT_MINE;
-}
-
-static inline enum area_hit area_free_own(struct heap *h, uintptr_t addr, struct vmap_area **va)
-{
-	return area_free_own_in(h, addr & (UVM_PAGE_SIZE - 1) ? NULL : region_of(addr), addr, va);
 }
 
 /* The owner's free of its own live area va of an order list, unless a cached neighbour follows it (pcp_put joins those): true if done. */

@@ -52,12 +52,20 @@ struct region {
 extern struct region uvm__regions[ARENA_MAX_REGIONS];
 extern _Atomic int uvm__nr_regions;
 
+/*
+ * Whether addr lies in the first region.  Most programs never need a
+ * second: the frees' leaves test this one and take the others a call
+ * away, so that the first region's fields are constant addresses, not a
+ * register the walk needs (a register copy in uvm_vfree, a NULL test in free's area leaf).
+ */
+static inline bool region_first(uintptr_t addr) { return addr - uvm__regions[0].base < uvm__regions[0].size; }
+
 static inline struct region *region_of(uintptr_t addr)
 {
 	int n;
 
-	/* Most programs never need a second region: the first is tried before the count is read. */
-	if (likely(addr - uvm__regions[0].base < uvm__regions[0].size))
+	/* The first is tried before the count is read. */
+	if (likely(region_first(addr)))
 		return &uvm__regions[0];
 	n = atomic_load_explicit(&uvm__nr_regions, memory_order_acquire);
 	for (int i = 1; i < n; i++)

@@ -1,7 +1,8 @@
 /*
  * tests/unit/vm/test_arena.c - regions (lib/vm/arena.c): a full region is
  * followed by one at least as large as all before it, whose areas are
- * found and freed as the first region's are; an address-space limit caps
+ * found and freed as the first region's are (to their owner's cache in
+ * line too); an address-space limit caps
  * a region at a quarter of the room it leaves; a request that could not
  * be reserved fails again at once, without asking the kernel; each
  * owner's fresh areas lie together in its own zone, and a region too small
@@ -67,6 +68,35 @@ Test(arena, a_full_region_is_followed_by_one_as_large_as_all_before, .init = sma
 	uvm_vfree(first);
 	uvm_purge();
 	cr_assert_eq(stats().busy_count - stats().cached_count, 0);
+	cr_assert_eq(arena_check(), 0);
+}
+
+/*
+ * The owner's free of an area in a later region caches it in line as the
+ * first region's do (uvm_vfree tests the first region and walks the
+ * others through a call): its size hits it again, with no miss.
+ */
+Test(arena, a_later_regions_area_goes_to_its_owners_cache, .init = small_regions)
+{
+	char *fill = uvm_vmalloc((size_t)56 << 20), *far = NULL, *blocks[64];
+	uint64_t misses;
+
+	cr_assert_not_null(fill);
+	for (int i = 0; i < 64; i++) {
+		blocks[i] = uvm_vmalloc((size_t)256 << 10);
+		cr_assert_not_null(blocks[i]);
+		if (!far && !region_first((uintptr_t)blocks[i]))
+			far = blocks[i];
+	}
+	cr_assert_not_null(far, "64 areas of 256 KiB all fit beside 56 MiB in a 64 MiB region");
+	cr_assert_gt(stats().regions, 1);
+	misses = stats().cache_misses;
+	uvm_vfree(far);
+	cr_assert_eq(uvm_vmalloc((size_t)256 << 10), far, "a later region's area left its owner's cache");
+	cr_assert_eq(stats().cache_misses, misses);
+	for (int i = 0; i < 64; i++)
+		uvm_vfree(blocks[i]);
+	uvm_vfree(fill);
 	cr_assert_eq(arena_check(), 0);
 }
 
