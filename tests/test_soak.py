@@ -5,7 +5,7 @@ uvmalloc (preloaded), and reads its RSS after every round.  uvmalloc's RSS must 
 glibc's, round for round at the end, and flat: at the end no higher than in the middle by more than
 glibc's own drift allows, both read right after malloc_trim(0): the middle one in a run of half the
 rounds, the end one after the full run's last reading.  Untrimmed, a reading lands anywhere in the
-purge cycle: uvmalloc's lazy lists and pools hold up to lazy_max_pages (8 MiB on 2 CPUs) before a
+purge cycle: uvmalloc's lazy lists and pools hold up to an eighth of the busy pages before a
 purge, by design, and one reading in about seven was 5 % above its neighbours with no growth at all.
 No reading of the 1.2x check follows a trim.  SOAK_ROUNDS sets the rounds (default 8, as CI runs it; the issue's
 soak is 50, run by hand)."""

@@ -38,7 +38,7 @@ static const struct uvm_option table[OPT__COUNT] = {
 			     "address space reserved per region (another, as large as all before it, when one is full; at most a quarter of what RLIMIT_AS leaves)" },
 	[OPT_LAZY_MAX] = { "UVM_LAZY_MAX", 0, 0, 1LL << 40,
 			   "lazily freed pages (a count, no K/M/G suffix) that trigger a purge, and the cap of pools; 0 = an eighth of the busy pages, "
-			   "between 256 and fls(CPUs) * 1024 (an eighth of the kernel's lazy_max_pages(): ours hold their pages)", .live = true,
+			   "between 256 and fls(CPUs) * 8192 (the kernel's lazy_max_pages())", .live = true,
 			   .pages = true },
 	[OPT_GUARD] = { "UVM_GUARD", 0, 0, 1,
 			"1 = install a real guard page after every area (MADV_GUARD_INSTALL, Linux 6.13+) so overflows fault" },

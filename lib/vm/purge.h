@@ -11,7 +11,7 @@
 #include "uvmalloc.h"
 
 void purge_init(unsigned cpus);
-/* lazy_max_pages(): fls(CPUs) * 4 MiB of pages, or UVM_LAZY_MAX. */
+/* lazy_max_pages(): fls(CPUs) * 32 MiB of pages (the kernel's), or UVM_LAZY_MAX. */
 size_t purge_lazy_max(void);
 /* Retained memory follows the program: an eighth of its busy pages, at least 1 MiB, at most lazy_max. */
 #define PURGE_RETAIN_SHARE 8

@@ -210,6 +210,36 @@ Test(purge, a_large_program_retains_its_share, .init = node_layer)
 	uvm_vfree(big);
 }
 
+/*
+ * A large heap's share is capped by the kernel's lazy_max_pages(), not an
+ * eighth of it: beside 1 GiB busy, 42 MiB freed lazily wait for their reuse
+ * (with a cap of fls(CPUs) * 4 MiB, a large heap's turnover was a cycle of
+ * purges and faults).
+ */
+Test(purge, a_large_heaps_share_reaches_the_kernels_lazy_max, .init = node_layer)
+{
+	enum { N = 640, PAGES = 16 };
+	static char *p[N];
+	char *big;
+	size_t cpus_bits = 0;
+
+	unsetenv("UVM_LAZY_MAX");
+	pin_to_cpu0();
+	big = uvm_vmalloc((size_t)1 << 30); /* 262 145 busy pages, never touched */
+	cr_assert_not_null(big);
+	for (long c = sysconf(_SC_NPROCESSORS_ONLN); c; c >>= 1)
+		cpus_bits++;
+	cr_assert_eq(purge_lazy_max(), cpus_bits * ((32u << 20) / 4096), "lazy_max_pages() is the kernel's fls(CPUs) * 32 MiB");
+	for (int i = 0; i < N; i++)
+		cr_assert_not_null(p[i] = uvm_vmalloc(PAGES * 4096));
+	for (int i = 0; i < N; i++)
+		uvm_vfree(p[i]);
+	cr_assert_eq(stats().purges, 0, "%d lazy pages purged beside 262 145 busy", N * (PAGES + 1));
+	cr_assert_eq(stats().lazy_count, N);
+	uvm_vfree(big);
+	cr_assert_eq(arena_check(), 0);
+}
+
 /* Adjacent lazily freed areas too big for a pool leave in one madvise. */
 Test(purge, adjacent_ranges_merge_into_one_madvise, .init = no_auto_purge)
 {
