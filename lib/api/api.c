@@ -119,7 +119,7 @@ static uvm_always_inline void *vmalloc_fast(size_t size, size_t align, bool huge
 	struct heap *h = uvm__heap;
 	struct vmap_area *va;
 
-	if (likely(h && !UVM_TRACED(alloc))) {
+	if (likely(h && untraced_alloc())) {
 		if (prof_due_area(h, size))
 			return vmalloc_profiled(size, huge, caller);
 		if (likely(va = area_alloc_hit_aligned(h, size, align, caller)))

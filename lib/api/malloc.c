@@ -262,7 +262,7 @@ void *uvm_malloc(size_t size)
 	struct vmap_area *va;
 	void *p;
 
-	if (likely(h && !UVM_TRACED(alloc))) {
+	if (likely(h && untraced_alloc())) {
 		if (likely(size - 1 < uvm__slab_max)) {
 			if (prof_due(h, size))
 				return malloc_profiled(size, CALLER());
@@ -303,7 +303,7 @@ void *uvm_calloc(size_t n, size_t size)
 
 	if (__builtin_mul_overflow(n, size, &total))
 		return fail(ENOMEM);
-	if (likely(h && !UVM_TRACED(alloc) && total - 1 < uvm__slab_max))
+	if (likely(h && untraced_alloc() && total - 1 < uvm__slab_max))
 		return small_alloc(h, total, total, 16, 1, CALLER());
 	return alloc(total, 16, 1, CALLER());
 }
@@ -426,7 +426,7 @@ void uvm_free(void *p)
 {
 	struct heap *h = uvm__heap;
 
-	if (likely(h && !UVM_TRACED(snapshot))) {
+	if (likely(h && untraced_snapshot())) {
 		struct slab *s;
 
 		switch (slab_free_hit(&h->slab, p, &s)) {
@@ -565,7 +565,7 @@ static uvm_always_inline void *aligned(size_t size, size_t align, const void *ca
 	struct heap *h = uvm__heap;
 	size_t cls;
 
-	if (likely(h && !UVM_TRACED(alloc)) && (cls = slab_aligned_size(size, align)))
+	if (likely(h && untraced_alloc()) && (cls = slab_aligned_size(size, align)))
 		return small_alloc(h, cls, size, align, 0, caller);
 	return alloc(size, align, 0, caller);
 }

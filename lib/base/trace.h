@@ -69,6 +69,29 @@ UVM_TRACE_DECLARE(prof_free);
 
 #define UVM_TRACED(name) unlikely(UVM_TRACE_SEMAPHORE(name))
 
+/*
+ * untraced_alloc(), untraced_snapshot(): whether no one traces the
+ * probe, for the entry points' hit paths.  On x86-64 one compare of the
+ * semaphore in memory and one jump: the compiler loads the volatile into
+ * a register and tests it there, an instruction more a call.
+ */
+#if defined(__x86_64__) && __GNUC__ >= 11
+#define UVM_UNTRACED_FN(name)                                                                                   \
+	static inline bool untraced_##name(void)                                                                \
+	{                                                                                                       \
+		asm goto("cmpw $0, %0\n\tjne %l[traced]" : : "m"(UVM_TRACE_SEMAPHORE(name)) : "cc" : traced); \
+		return true;                                                                                    \
+	traced:                                                                                                 \
+		__attribute__((cold));                                                                          \
+		return false;                                                                                   \
+	}
+#else
+#define UVM_UNTRACED_FN(name) \
+	static inline bool untraced_##name(void) { return !UVM_TRACED(name); }
+#endif
+UVM_UNTRACED_FN(alloc)
+UVM_UNTRACED_FN(snapshot)
+
 /* Fire probe name with its arguments, which are evaluated only while someone traces it. */
 #define UVM_TRACE(name, ...)                                    \
 	do {                                                    \

@@ -87,8 +87,21 @@ static inline bool heap_try_enter(struct heap *h)
 {
 	__atomic_store_n(&h->busy, 1, __ATOMIC_RELAXED);
 	atomic_signal_fence(memory_order_seq_cst); /* the claimer's membarrier orders this store before the load */
+#if defined(__x86_64__) && __GNUC__ >= 11
+	/*
+	 * One compare of the flag in memory and one jump: the compiler loads an
+	 * atomic into a register and tests it there (an instruction more on
+	 * each side of a pair).  The memory clobber keeps it an acquire: no load
+	 * of the caches may move above it.
+	 */
+	asm goto("cmpl $0, %0\n\tjne %l[claimed]" : : "m"(h->claimed) : "cc", "memory" : claimed);
+	return true;
+claimed:
+	__attribute__((cold));
+#else
 	if (likely(!atomic_load_explicit(&h->claimed, memory_order_acquire)))
 		return true;
+#endif
 	__atomic_store_n(&h->busy, 0, __ATOMIC_RELEASE);
 	return false;
 }
