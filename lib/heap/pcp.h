@@ -232,7 +232,8 @@ static inline struct vmap_area *pcp_pop_bin(struct pcp *p, size_t pages, size_t 
 	struct vmap_area *va;
 
 	if (list_empty(&l->head)) {
-		if (pages + PCP_WHOLE_EXTRA >= PCP_BIN_PAGES)
+		/* Tested on l: with pages, the hit kept a register copy of it (an instruction a pop). */
+		if (l + PCP_WHOLE_EXTRA >= &p->hit->lists[PCP_BIN_PAGES])
 			return NULL;
 		l += PCP_WHOLE_EXTRA;
 		if (list_empty(&l->head))

@@ -26,7 +26,7 @@
  * va->flags: bits 0..7 state, bits 8..15 the NUMA node of its pages,
  * bits 16.. owner vmap node id + 1 (0: none), as the kernel's vn_id encoding.
  */
-#define VA_REUSED 0x1u  /* handed out again from a cache or pool: may hold old data, zeroing must memset */
+#define VA_REUSED 0x1u  /* handed out again from a cache or pool: may hold old data, zeroing must memset (set where a zeroing allocation may take it: area_alloc and the slow path, not the entry points' hits) */
 #define VA_HUGE 0x2u    /* its 2 MiB-aligned body is MADV_HUGEPAGE */
 #define VA_HUGETLB 0x4u /* its 2 MiB-aligned body is mapped from the hugetlb pool */
 #define VA_SLAB 0x8u    /* a slab of small objects (slab.c), not a user's area */

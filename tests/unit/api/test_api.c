@@ -39,6 +39,24 @@ Test(api, vzalloc_is_zero)
 	}
 }
 
+/* An area the entry points' own hit recycled (which leaves the reused flag alone) is cleared when vzalloc's hit takes it. */
+Test(api, vzalloc_clears_an_area_uvm_vmalloc_recycled)
+{
+	unsigned char *p = uvm_vmalloc(3 * 4096), *q, *r;
+
+	memset(p, 0x5a, 3 * 4096);
+	uvm_vfree(p);
+	q = uvm_vmalloc(3 * 4096);
+	cr_assert_eq(q, p, "the second allocation did not hit the cache");
+	memset(q, 0xa5, 3 * 4096);
+	uvm_vfree(q);
+	r = uvm_vzalloc(3 * 4096);
+	cr_assert_eq(r, p, "vzalloc did not hit the cache");
+	for (int i = 0; i < 3 * 4096; i++)
+		cr_assert_eq(r[i], 0, "byte %d of a recycled area is %#x", i, r[i]);
+	uvm_vfree(r);
+}
+
 Test(api, bad_sizes_and_alignments)
 {
 	errno = 0;
