@@ -167,7 +167,7 @@ static uvm_always_inline bool area_push_own(struct heap *h, struct vmap_area *va
 	}
 	atomic_store_explicit(&va->live, 0, memory_order_relaxed);
 	if (bin) {
-		pcp_push_bin(&h->pcp, l, va);
+		pcp_push_bin(l, va);
 	} else {
 		h->pcp.room -= va_pages(va);
 		pcp_push(&h->pcp, va);

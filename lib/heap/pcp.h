@@ -160,18 +160,6 @@ static inline uint64_t pcp_pushes(const struct pcp_list *l) { return l->cap - l-
 static inline uint64_t pcp_unfolded(const struct pcp_list *l) { return pcp_pushes(l) - l->pops - l->folded; }
 /* The areas bin l may still take in line (0 or less: none; pushes - pops runs below 0 when hits take slow links). */
 static inline int64_t pcp_bin_room(const struct pcp_list *l) { return (int64_t)(l->left + l->pops); }
-/* Room for one more area va in its bin l, from the cache's (the in-line free of a bin with none left): false when that is out too. */
-static inline bool pcp_borrow(struct pcp *p, struct pcp_list *l, const struct vmap_area *va)
-{
-	size_t pages = va_pages(va);
-
-	if (p->room < pages)
-		return false;
-	p->room -= pages;
-	l->cap++;
-	l->left++;
-	return true;
-}
 
 /*
  * Set the binmap bit of l, va's bin, in line: a call would cost the leaf
@@ -185,6 +173,28 @@ static inline void pcp_mark(struct pcp *p, struct pcp_list *l, const struct vmap
 		l->marked = 1;
 		p->nodes[va_nid(va)].binmap[pages / 64] |= 1ull << (pages % 64);
 	}
+}
+
+/*
+ * Room for one more area va in its bin l, from the cache's (the in-line
+ * free of a bin with none left): false when that is out too.  The bin is
+ * marked here, so that the in-line push need not look: a bin has room
+ * only by borrowing (a hit gives back what a push took, and pops only from
+ * a bin that holds areas, which every link marks), and unmark_bin takes
+ * back the room of the bins it clears (close_bin).  The look cost the
+ * push three instructions.
+ */
+static inline bool pcp_borrow(struct pcp *p, struct pcp_list *l, const struct vmap_area *va)
+{
+	size_t pages = va_pages(va);
+
+	if (p->room < pages)
+		return false;
+	p->room -= pages;
+	l->cap++;
+	l->left++;
+	pcp_mark(p, l, va);
+	return true;
 }
 
 /* List i of node n: bins by page count below PCP_BIN_PAGES, then orders.  A slow path's link. */
@@ -285,11 +295,10 @@ static inline struct pcp_list *pcp_list_of(struct pcp *p, const struct vmap_area
  * va->cache names (pcp_list_of), between heap_enter and heap_leave; the
  * caller saw to the bin's room (pcp_bin_room, pcp_borrow).
  */
-static inline void pcp_push_bin(struct pcp *p, struct pcp_list *l, struct vmap_area *va)
+static inline void pcp_push_bin(struct pcp_list *l, struct vmap_area *va)
 {
 	list_add(&va->list, &l->head);
-	l->left--;
-	pcp_mark(p, l, va);
+	l->left--; /* marked already: a bin with room is (pcp_borrow) */
 }
 
 /*

@@ -745,6 +745,33 @@ Test(pcp, an_empty_bin_takes_the_next_bins_area_in_line)
 	uvm_vfree(p);
 }
 
+/*
+ * A bin whose bit a search cleared (it found the bin empty) is marked
+ * again by the next in-line free into it, so the slow paths still see
+ * the area: the search finds it, and a drain takes it.
+ */
+Test(pcp, an_in_line_free_marks_a_bin_a_search_cleared)
+{
+	struct pcp_node *n;
+	char *p = uvm_vmalloc(3 * 4096), *q; /* 4 pages with the guard */
+
+	pin_to_cpu0();
+	uvm_vfree(p);
+	cr_assert_eq(uvm_vmalloc(3 * 4096), p); /* a hit: the bin is empty, its bit still set */
+	n = uvm__heap->pcp.hit;
+	q = uvm_vmalloc_aligned(3 * 4096, 1 << 20); /* a miss: the search finds the bin empty and clears its bit */
+	cr_assert_not_null(q);
+	cr_assert_not(n->binmap[0] & (1ull << 4), "the search left the empty bin's bit");
+	cr_assert_leq(pcp_bin_room(&n->lists[4]), 0, "a bin without its bit has room");
+	uvm_vfree(p); /* in line */
+	cr_assert(n->binmap[0] & (1ull << 4), "the in-line free left its bin unmarked");
+	cr_assert_eq(uvm_vmalloc_aligned(3 * 4096, 4096), p, "the slow way did not find the area");
+	uvm_vfree(p);
+	uvm_vfree(q);
+	uvm_purge();
+	cr_assert_eq(stats().cached_count, 0, "a drain left an area in the cache");
+}
+
 /* vrealloc grows into the tail an earlier shrink left in the thread's own cache: in place, no miss. */
 Test(pcp, vrealloc_grows_into_its_own_cached_tail)
 {
