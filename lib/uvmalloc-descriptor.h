@@ -30,8 +30,10 @@
  *    no longer by a uint32_t count.
  * 6: a busy area's tree entry may hold more than the area: up to its span's end (va_span_end, when
  *    larger than its end), the thread-cached areas its thread split off it and keeps unfiled.
+ * 7: a bin's in-line frees are pcp_list_cap plus pcp_list_spent, which replaces pcp_list_left
+ *    (cap less them).
  */
-#define UVM_DESCRIPTOR_VERSION 6
+#define UVM_DESCRIPTOR_VERSION 7
 
 struct uvm_descriptor {
 	char magic[8];          /* UVM_DESCRIPTOR_MAGIC, NUL-terminated */
@@ -122,7 +124,7 @@ struct uvm_descriptor {
 	 * to pcp_frees.
 	 */
 	uint64_t pcp_nodes, pcp_nr_nodes, pcp_node_size, pcp_node_lists, pcp_lists_per_node, pcp_list_size;
-	uint64_t pcp_list_pops, pcp_list_cap, pcp_list_left;
+	uint64_t pcp_list_pops, pcp_list_cap, pcp_list_spent;
 
 	/* Appended in version 4: the smallest object size whose slabs' remote words are bitmaps (0: none). */
 	uint64_t slab_map_size;

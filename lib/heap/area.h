@@ -160,7 +160,7 @@ static uvm_always_inline bool area_push_own(struct heap *h, struct vmap_area *va
 
 	if (!heap_try_enter(h))
 		return false;
-	if (bin ? unlikely(pcp_bin_room(l) <= 0) && !pcp_borrow(&h->pcp, l, va)
+	if (bin ? unlikely(pcp_bin_full(l)) && !pcp_borrow(&h->pcp, l, va)
 		: h->pcp.room < va_pages(va) || pcp_joins_next(&h->pcp, va)) {
 		heap_leave(h);
 		return false;

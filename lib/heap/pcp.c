@@ -67,11 +67,11 @@ static void unlink_cached(struct pcp *p, struct vmap_area *va)
 	p->room += va_pages(va);
 }
 
-/* Bin l has no room left in line: cap down to pushes - pops (its frees, cap - left, stay what they were). */
+/* Bin l has no room left in line: cap down to pushes - pops (its frees, cap + spent, stay what they were). */
 static void close_bin(struct pcp_list *l)
 {
-	l->cap -= l->left + l->pops;
-	l->left = -l->pops;
+	l->cap -= l->pops - l->spent;
+	l->spent = l->pops;
 }
 
 /* Bin l of b pages: its room left back to the cache's. */
@@ -448,7 +448,7 @@ static struct bin_sums sums_of(const struct pcp *p)
 	for (unsigned nid = 0; nid < reg.nodes; nid++)
 		for (unsigned i = 0; i < PCP_LISTS; i++) {
 			const struct pcp_list *l = &p->nodes[nid].lists[i];
-			uint64_t pops = word(&l->pops), pushes = word(&l->cap) - word(&l->left), u = pushes - pops - word(&l->folded);
+			uint64_t pops = word(&l->pops), pushes = word(&l->cap) + word(&l->spent), u = pushes - pops - word(&l->folded);
 
 			c.count += (uint32_t)(__atomic_load_n(&l->count, __ATOMIC_RELAXED) + (uint32_t)u);
 			if (i >= PCP_BIN_PAGES)
@@ -480,7 +480,7 @@ void pcp_heap_fold(struct pcp *p)
 			struct pcp_list *l = &p->nodes[nid].lists[i];
 
 			fold_bin(p, l, i);
-			l->pops = l->left = l->cap = l->folded = 0;
+			l->pops = l->spent = l->cap = l->folded = 0;
 		}
 	p->hits = p->misses = p->allocs = p->frees = p->drained = 0;
 	p->alloc_pages = p->free_pages = p->requested = 0;
@@ -1084,5 +1084,5 @@ void pcp_describe(struct uvm_descriptor *d)
 	d->pcp_list_size = sizeof(struct pcp_list);
 	d->pcp_list_pops = offsetof(struct pcp_list, pops);
 	d->pcp_list_cap = offsetof(struct pcp_list, cap);
-	d->pcp_list_left = offsetof(struct pcp_list, left);
+	d->pcp_list_spent = offsetof(struct pcp_list, spent);
 }

@@ -494,10 +494,10 @@ static bool bins_described(const struct uvm_descriptor *d, uint64_t max)
 	return d->pcp_node_size && d->pcp_node_size <= max && size >= 8 && size <= d->pcp_node_size &&
 	       d->pcp_lists_per_node <= d->pcp_node_size / size && d->pcp_node_lists <= d->pcp_node_size &&
 	       d->pcp_lists_per_node * size <= d->pcp_node_size - d->pcp_node_lists && d->pcp_list_pops <= size - 8 &&
-	       d->pcp_list_cap <= size - 8 && d->pcp_list_left <= size - 8 && d->pcp_nr_nodes <= 1024;
+	       d->pcp_list_cap <= size - 8 && d->pcp_list_spent <= size - 8 && d->pcp_nr_nodes <= 1024;
 }
 
-/* Heap p's bins' in-line hits and frees (pcp_list_pops; pcp_list_cap less pcp_list_left) onto s's counters; an unreadable node is left out. */
+/* Heap p's bins' in-line hits and frees (pcp_list_pops; pcp_list_cap plus pcp_list_spent) onto s's counters; an unreadable node is left out. */
 static void read_bins(const struct target *t, struct snapshot *s, uint64_t p)
 {
 	const struct uvm_descriptor *d = &t->d;
@@ -510,14 +510,14 @@ static void read_bins(const struct target *t, struct snapshot *s, uint64_t p)
 			continue;
 		for (uint64_t i = 0; i < d->pcp_lists_per_node; i++) {
 			const unsigned char *l = node + d->pcp_node_lists + i * d->pcp_list_size;
-			uint64_t pops, cap, left;
+			uint64_t pops, cap, spent;
 
 			memcpy(&pops, l + d->pcp_list_pops, 8);
 			memcpy(&cap, l + d->pcp_list_cap, 8);
-			memcpy(&left, l + d->pcp_list_left, 8);
+			memcpy(&spent, l + d->pcp_list_spent, 8);
 			s->cache_hits += pops;
 			s->allocs += pops;
-			s->frees += cap - left;
+			s->frees += cap + spent;
 		}
 	}
 }
