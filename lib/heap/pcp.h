@@ -40,7 +40,8 @@ struct heap;
 /*
  * A bin's in-line hits and frees are counted in the bin, each by its own
  * side: the pop adds to pops, the push to spent (its pushes less cap: its
- * frees are cap + spent), and neither writes a word the other writes.  (Both used to read-modify-write the cache's page total
+ * frees are cap + spent), and neither writes a word the other writes.
+ * (Both used to read-modify-write the cache's page total
  * and the list's count, and each its side's pair of counters in the heap:
  * eight such stores an alloc-free pair, a chain of stores and reloads
  * through every iteration; vmbench fix_size p:1 took 19 % fewer cycles
@@ -52,8 +53,8 @@ struct heap;
  *
  * What a bin may take in line is its own too: a push needs pushes - pops
  * below cap, that is pops above spent (pcp_bin_full: one load and one
- * compare with the other in memory, where left + pops above 0 took an add
- * and a test besides), so a hit gives its room back by counting itself,
+ * compare with the other in memory, where a count of cap less the pushes
+ * took an add and a test besides), so a hit gives its room back by counting itself,
  * and the two sides still share no written word.  A push that
  * finds none takes one area's room from the cache's (struct pcp), so that
  * what the cache holds, its room and every bin's room left never add up
