@@ -54,8 +54,8 @@ struct heap;
  * What a bin may take in line is its own too: a push needs pushes - pops
  * below cap, that is pops above spent (pcp_bin_full: one load and one
  * compare with the other in memory, where a count of cap less the pushes
- * took an add and a test besides), so a hit gives its room back by counting itself,
- * and the two sides still share no written word.  A push that
+ * took an add and a test besides), so a hit gives its room back by
+ * counting itself, and the two sides still share no written word.  A push that
  * finds none takes one area's room from the cache's (struct pcp), so that
  * what the cache holds, its room and every bin's room left never add up
  * to more than high: a loop of one size borrows once, a cycling working

@@ -869,7 +869,8 @@ enum slab_ptr slab_free(void *p)
  * trimmed its own slabs before orphaning them, but a program whose threads
  * come and go has the next thread adopt them at once and fault those pages
  * in again: allocwork stress -s 4, 64 threads in 32 rounds, took 5 900
- * page faults, tcmalloc 2 850; 5 150 without, at the same peak RSS.)  Only pages wholly inside a run of free objects go: a page shared
+ * page faults, tcmalloc 2 850; 5 150 without, at the same peak RSS.)
+ * Only pages wholly inside a run of free objects go: a page shared
  * with a neighbour may hold its live bytes.
  */
 #define TRIM_BATCH 64
