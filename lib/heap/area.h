@@ -42,7 +42,7 @@ static uvm_always_inline struct vmap_area *area_pop(struct heap *h, size_t bytes
  * is none, or bytes is 0 or too large for a bin, or the heap is claimed.
  * The bin is of the NUMA node the thread ran on at its last miss (pcp.hit).
  */
-static inline struct vmap_area *area_alloc_hit_aligned(struct heap *h, size_t bytes, size_t align, const void *caller)
+static uvm_always_inline struct vmap_area *area_alloc_hit_aligned(struct heap *h, size_t bytes, size_t align, const void *caller)
 {
 	if (unlikely(bytes - 1 >= (size_t)(PCP_BIN_PAGES - 2) << UVM_PAGE_SHIFT || !h))
 		return NULL;

@@ -21,7 +21,9 @@
 #define UVM_PCP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "vmap.h"
 #include "uvmalloc.h"
@@ -30,8 +32,6 @@
 #define PCP_BIN_PAGES 128       /* areas of 2..127 pages rest in exact bins */
 #define PCP_LISTS (PCP_BIN_PAGES + PCP_ORDERS)
 #define PCP_BATCH_PAGES 256     /* drained at once, and the step of decay (1 MiB) */
-/* The pages an area may have beyond a request and still be handed out whole: a one-page tail would be a guard page alone. */
-#define PCP_WHOLE_EXTRA 1
 #define PCP_HIGH_MIN_PAGES 1024 /* high of an active thread never decays below this (4 MiB) */
 #define PCP_DECAY_NS 1000000000ull
 
@@ -155,6 +155,22 @@ static inline unsigned pcp_list_index(size_t pages)
 	return pages < PCP_BIN_PAGES ? (unsigned)pages : PCP_BIN_PAGES + pcp_order(pages);
 }
 
+/*
+ * The most pages an area handed out whole for a request of pages pages,
+ * a bin's size, may have (guard included): an eighth more, and at least
+ * one page more (a one-page tail would be a guard page alone).  A larger
+ * cached area is trimmed to size (pcp.c's kept_pages; a large request's
+ * to the page).  Cutting every area to the page left tails whose first
+ * pages were never touched, and took large areas apart until the largest
+ * requests found none: vmbench random_size (1..100 pages, written at the
+ * start) faulted 405 pages in, against glibc's 200, and took 1.4x its
+ * time; handed out whole, an area keeps its size and its backed pages for
+ * the next request of any size it serves.  An eighth is the spacing of
+ * the slab classes above 256 bytes: the usable bytes past a request are
+ * address space, and pages only where an earlier block wrote them.
+ */
+static inline size_t pcp_whole_max(size_t pages) { return pages + 1 + (pages >> 3); }
+
 /* A bin's in-line frees, all time, modulo 2^64 (pcp_list.spent). */
 static inline uint64_t pcp_pushes(const struct pcp_list *l) { return l->cap + l->spent; }
 /* Its in-line frees less hits not yet folded into its count (pcp_list), modulo 2^64. */
@@ -225,6 +241,29 @@ static inline void pcp_unlink_hot(struct pcp_list *l, struct vmap_area *va)
 }
 
 /*
+ * The nearest marked bin above bin l of node n whose areas a request of
+ * l's pages takes whole (pcp_whole_max), or NULL: the binmap's 64 bits
+ * from the byte that holds bin pages + 1 on (the window is at most 17
+ * bits, 24 with its offset in that byte), a shift, a mask and a bit scan.
+ * The load may read past the binmap into the lists, whose bits the mask
+ * drops.  Its list may be empty (a stale bit): the caller looks.  The
+ * page count comes from l: kept in a register for this, it cost the hit
+ * two moves; the two words shifted as one cost it two more.
+ */
+static inline struct pcp_list *pcp_bin_above(struct pcp_node *n, const struct pcp_list *l)
+{
+	_Static_assert(offsetof(struct pcp_node, binmap) == 0 && sizeof(n->binmap) + sizeof(uint64_t) <= sizeof(*n),
+		       "a load at any byte of the binmap stays in the node");
+	size_t pages = (size_t)(l - n->lists), first = pages + 1;
+	size_t last = pcp_whole_max(pages) < PCP_BIN_PAGES ? pcp_whole_max(pages) : PCP_BIN_PAGES - 1;
+	uint64_t bits;
+
+	memcpy(&bits, (const unsigned char *)n->binmap + first / 8, sizeof(bits));
+	bits = bits >> (first % 8) & ((1ull << (last - pages)) - 1);
+	return bits ? &n->lists[first + (size_t)__builtin_ctzll(bits)] : NULL;
+}
+
+/*
  * The hit: the hottest cached area of the bin of pages pages (guard
  * included, less than PCP_BIN_PAGES) of p's hit lists if it starts on an
  * align boundary (a page always does), or NULL.  The caller is the owner,
@@ -232,24 +271,21 @@ static inline void pcp_unlink_hot(struct pcp_list *l, struct vmap_area *va)
  * area goes back there when its owner frees it (VA_LIVE_BIN), and the live
  * flag tells it from a cached one.
  *
- * An empty bin takes the next bin's hottest area, whole: PCP_WHOLE_EXTRA
- * pages more than asked for, which the slow path hands out whole too
- * (pcp.c's kept_pages).  It
- * goes back to its own bin when freed, so a size whose bin no free ever
- * fills (the next size up serving it) took the slow path on every
- * allocation: 18 % of vmbench random_size's, 342 instructions each.
+ * An empty bin takes the hottest area of the nearest bin above it that
+ * the slow path would hand out whole too (pcp_whole_max).  It goes back
+ * to its own bin when freed, so a size whose bin no free ever fills (the
+ * sizes above serving it) would take the slow path on every allocation:
+ * 18 % of vmbench random_size's, 342 instructions each, with one page of
+ * slack; a third of them with an eighth.
  */
-static inline struct vmap_area *pcp_pop_bin(struct pcp *p, size_t pages, size_t align)
+static uvm_always_inline struct vmap_area *pcp_pop_bin(struct pcp *p, size_t pages, size_t align)
 {
 	struct pcp_list *l = &p->hit->lists[pages];
 	struct vmap_area *va;
 
 	if (list_empty(&l->head)) {
-		/* Tested on l: with pages, the hit kept a register copy of it (an instruction a pop). */
-		if (l + PCP_WHOLE_EXTRA >= &p->hit->lists[PCP_BIN_PAGES])
-			return NULL;
-		l += PCP_WHOLE_EXTRA;
-		if (list_empty(&l->head))
+		l = pcp_bin_above(p->hit, l);
+		if (!l || list_empty(&l->head))
 			return NULL;
 	}
 	va = list_first_entry(&l->head, struct vmap_area, list);

@@ -746,6 +746,39 @@ Test(pcp, an_empty_bin_takes_the_next_bins_area_in_line)
 }
 
 /*
+ * An area at most an eighth larger than asked for (pcp_whole_max) is
+ * handed out whole, in line, from the nearest such bin, whichever binmap
+ * word holds it; a larger one is the slow way's and is trimmed to size.
+ */
+Test(pcp, an_area_an_eighth_larger_is_handed_out_whole_in_line)
+{
+	char *a = uvm_vmalloc(65 * 4096), *fence = uvm_vmalloc(4096), *b = uvm_vmalloc(68 * 4096), *q, *r;
+	uint64_t slow_hits;
+
+	cr_assert_eq(pcp_whole_max(61), 69, "the test's sizes assume an eighth");
+	uvm_vfree(b); /* 69 pages with the guard: bin 69, in the binmap's second word */
+	slow_hits = uvm__heap->pcp.hits;
+	q = uvm_vmalloc(60 * 4096); /* 61 pages: its bin, in the first word, is empty */
+	cr_assert_eq(q, b, "not the next word's bin");
+	cr_assert_eq(uvm_vsize(q), 68 * 4096, "not handed out whole");
+	uvm_vfree(q);
+	uvm_vfree(a); /* 66 pages */
+	q = uvm_vmalloc(60 * 4096);
+	cr_assert_eq(q, a, "not the nearest bin's area");
+	cr_assert_eq(uvm_vsize(q), 65 * 4096);
+	cr_assert_eq(uvm__heap->pcp.hits, slow_hits, "the slow way served %llu of them",
+		     (unsigned long long)(uvm__heap->pcp.hits - slow_hits));
+	r = uvm_vmalloc(59 * 4096); /* 60 pages: 69 is more than an eighth over */
+	cr_assert_eq(r, b, "the cached area was not used");
+	cr_assert_eq(uvm_vsize(r), 59 * 4096, "not trimmed to size");
+	cr_assert_eq(uvm__heap->pcp.hits, slow_hits + 1, "not the slow way's");
+	cr_assert_eq(stats().cached_bytes, 9 * 4096, "the tail is not cached");
+	uvm_vfree(r);
+	uvm_vfree(q);
+	uvm_vfree(fence);
+}
+
+/*
  * A bin whose bit a search cleared (it found the bin empty) is marked
  * again by the next in-line free into it, so the slow paths still see
  * the area: the search finds it, and a drain takes it.

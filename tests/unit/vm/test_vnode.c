@@ -149,9 +149,10 @@ static void *split_and_join(void *arg)
 
 		if (!p[k])
 			continue;
-		/* A trim keeps a one-page tail (no area is a guard page alone): a block may have a page more. */
+		/* A cached area up to an eighth larger is handed out whole (pcp_whole_max): a block may have that more. */
 		l->bad += !vn_busy_lookup((uintptr_t)p[k], &va) || va.va_start != (uintptr_t)p[k] ||
-			  va.va_end < va.va_start + size[k] + 4096 || va.va_end > va.va_start + size[k] + 8192 ||
+			  va.va_end < va.va_start + size[k] + 4096 ||
+			  va.va_end > va.va_start + pcp_whole_max(size[k] / 4096 + 1) * 4096 ||
 			  uvm_vsize(p[k]) != va.va_end - va.va_start - 4096;
 		uvm_vfree(p[k]);
 	}
