@@ -243,8 +243,8 @@ static inline void pcp_unlink_hot(struct pcp_list *l, struct vmap_area *va)
 /*
  * The nearest marked bin above bin l of node n whose areas a request of
  * l's pages takes whole (pcp_whole_max), or NULL: the binmap's 64 bits
- * from the byte that holds bin pages + 1 on (the window is at most 17
- * bits, 24 with its offset in that byte), a shift, a mask and a bit scan.
+ * from the byte that holds bin pages + 1 on (the window is at most 15
+ * bits, 22 with its offset in that byte), a shift, a mask and a bit scan.
  * The load may read past the binmap into the lists, whose bits the mask
  * drops.  Its list may be empty (a stale bit): the caller looks.  The
  * page count comes from l: kept in a register for this, it cost the hit
