@@ -65,7 +65,11 @@ UVM_API void *uvm_vmalloc_aligned(size_t size, size_t align);
 UVM_API void *uvm_vrealloc(void *p, size_t size);
 /* Free the area that starts at p.  NULL does nothing. */
 UVM_API void uvm_vfree(void *p);
-/* Usable bytes of the area that starts at p (its size rounded up to pages, guard excluded); 0 for NULL. */
+/*
+ * Usable bytes of the area that starts at p, guard excluded: its size
+ * rounded up to pages, or up to an eighth more (a page at least) when a
+ * cached area that much larger served it whole; 0 for NULL.
+ */
 UVM_API size_t uvm_vsize(const void *p);
 
 /*
