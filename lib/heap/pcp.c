@@ -507,20 +507,8 @@ int pcp_init(unsigned nodes)
 
 /* ------------------------------------------------------- trims, merges */
 
-/*
- * The pages a hit on va for pages keeps: all of them within pcp_whole_max
- * for a bin's size; for a large one, a page more at most (a one-page tail
- * would be a guard page alone).  An eighth of a large area is up to
- * megabytes of backed pages that another request could use: with it,
- * allocwork buffers (4 KiB-1.2 MiB) held 2-3 % more at its peak; with the
- * bins' alone, 1.2-1.4 %.
- */
-static size_t kept_pages(const struct vmap_area *va, size_t pages)
-{
-	size_t most = pages < PCP_BIN_PAGES ? pcp_whole_max(pages) : pages + 1;
-
-	return va_pages(va) <= most ? va_pages(va) : pages;
-}
+/* The pages a hit on va for pages keeps: all of them within pcp_whole_max. */
+static size_t kept_pages(const struct vmap_area *va, size_t pages) { return va_pages(va) <= pcp_whole_max(pages) ? va_pages(va) : pages; }
 
 /*
  * A spare area object, the owner inside its heap: the thread's own, else a
