@@ -217,6 +217,12 @@ struct uvm_frag {
 	uint64_t process_rss_bytes, process_peak_rss_bytes;
 	/* Appended: the classes past classes[]'s last (there are 41: the 4.5-16 KiB ones are here), in size order */
 	struct uvm_frag_class classes_more[UVM_FRAG_CLASSES_MORE];
+	/*
+	 * Appended: the whole process's page faults so far (getrusage), the
+	 * allocator's or not: minor ones map a page in, major ones read one
+	 * from disk.  A program in its steady state should add none.
+	 */
+	uint64_t process_minor_faults, process_major_faults;
 };
 
 /* Class i of *f, 0 .. UVM_FRAG_CLASSES + UVM_FRAG_CLASSES_MORE - 1: classes[] first, then classes_more[]. */

@@ -105,6 +105,9 @@ class Areas(unittest.TestCase):
                 self.assertGreater(s["span_free_count"], 0)
                 self.assertAlmostEqual(s["span_fragmentation"], 1 - s["span_largest_free"] / s["span_free_bytes"], places=5)
                 self.assertGreater(s["rss_kb"], 0)
+                # The process's own faults (/proc/PID/stat): its start-up alone maps pages in.
+                self.assertGreater(s["minor_faults"], 0)
+                self.assertGreaterEqual(s["major_faults"], 0)
                 self.assertEqual(s["rounding_bytes"], 3000, "the big tables are 1000 and 2000 bytes short of their pages")
                 self.assertGreater(s["metadata_bytes"], 0)
                 self.assertEqual(len(doc["areas"]), st["busy_count"])

@@ -92,6 +92,11 @@ if not sites or not sites[0]["symbol"].startswith("main+") or "vmtrace_target" n
     fail("the top call site is not the workload's main: %s" % sites[:2])
 if sum(s["count"] for s in sites) != calls:
     fail("call sites hold %d calls, not %d" % (sum(s["count"] for s in sites), calls))
+# The process's page faults (/proc/PID/stat): counted from zero for a command vmtrace started, so its
+# start-up's show in the first interval; a rate is never negative.
+faults = [p["minor_faults_per_s"] for o in intervals for p in o["processes"]]
+if min(faults) < 0 or sum(p["minor_faults_per_s"] * p["span_s"] for o in intervals for p in o["processes"]) < 1:
+    fail("the intervals' page faults do not add up to the command's: %s" % faults)
 # The interval lines add up to the totals: rate x span, summed.
 summed = sum(p["allocs_per_s"] * p["span_s"] for o in intervals for p in o["processes"])
 if abs(summed - own["small_allocs"]) > 0.005 * own["small_allocs"] + 2:

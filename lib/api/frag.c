@@ -72,6 +72,7 @@ int uvm_frag_stats(struct uvm_frag *out, size_t size)
 		f.pooled_bytes = st.pooled_bytes;
 		f.rounding_bytes = vn_busy_rounding();
 		os_process_rss(&f.process_rss_bytes, &f.process_peak_rss_bytes);
+		os_process_faults(&f.process_minor_faults, &f.process_major_faults);
 		f.metadata_bytes = frag_metadata_bytes();
 		f.requested_bytes = pcp_requested();
 		f.handed_bytes = frag_handed_bytes(&st);

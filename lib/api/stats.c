@@ -68,14 +68,14 @@ static int format_frag(char *buf, size_t len, const struct uvm_frag *f)
 		"pools %.1f, free slab objects %.1f, slab tails %.1f MiB; metadata %.1f MiB outside the regions\n"
 		"uvmalloc: committed span %.1f MiB: %llu free ranges %.1f MiB, largest %.1f MiB, fragmentation %.4f\n"
 		"uvmalloc: requested %.1f MiB, handed out %.1f MiB (rounding %.1f %%) all time; live areas' page rounding %.1f MiB\n"
-		"uvmalloc: process resident %.1f MiB, at its peak %.1f MiB\n",
+		"uvmalloc: process resident %.1f MiB, at its peak %.1f MiB; page faults %llu minor, %llu major\n",
 		mib(f->resident_bytes), mib(f->live_bytes), mib(f->overhead_bytes), share(f->overhead_bytes, f->resident_bytes),
 		mib(f->cached_bytes), mib(f->lazy_bytes), mib(f->pooled_bytes), mib(f->slab_free_bytes),
 		mib(f->slab_meta_bytes), mib(f->metadata_bytes), mib(f->span_bytes), (ull)f->span_free_count,
 		mib(f->span_free_bytes), mib(f->span_largest_free), f->span_fragmentation, mib(f->requested_bytes),
 		mib(f->handed_bytes), share(f->handed_bytes > f->requested_bytes ? f->handed_bytes - f->requested_bytes : 0,
 					    f->handed_bytes), mib(f->rounding_bytes), mib(f->process_rss_bytes),
-		mib(f->process_peak_rss_bytes));
+		mib(f->process_peak_rss_bytes), (ull)f->process_minor_faults, (ull)f->process_major_faults);
 	bool head = false;
 
 	for (unsigned c = 0; c < UVM_FRAG_CLASSES + UVM_FRAG_CLASSES_MORE && n > 0 && (size_t)n < len; c++) {
@@ -111,7 +111,8 @@ static int format_json(char *buf, size_t len, const struct uvm_stats *s, const s
 		"\"lazy_bytes\":%llu,\"pooled_bytes\":%llu,\"slab_free_bytes\":%llu,\"slab_meta_bytes\":%llu,"
 		"\"metadata_bytes\":%llu,\"span_bytes\":%llu,\"span_free_bytes\":%llu,\"span_free_count\":%llu,"
 		"\"span_largest_free\":%llu,\"span_fragmentation\":%.6f,\"requested_bytes\":%llu,\"handed_bytes\":%llu,"
-		"\"rounding_bytes\":%llu,\"process_rss_bytes\":%llu,\"process_peak_rss_bytes\":%llu,\"classes\":[",
+		"\"rounding_bytes\":%llu,\"process_rss_bytes\":%llu,\"process_peak_rss_bytes\":%llu,"
+		"\"process_minor_faults\":%llu,\"process_major_faults\":%llu,\"classes\":[",
 		(ull)s->regions, (ull)s->reserved_bytes, (ull)s->committed_bytes, (ull)s->busy_bytes, (ull)s->busy_count,
 		(ull)s->cached_bytes, (ull)s->cached_count, (ull)s->lazy_bytes, (ull)s->lazy_count, (ull)s->pooled_bytes,
 		(ull)s->pooled_count, (ull)s->free_bytes, (ull)s->free_count, (ull)s->largest_free, (ull)s->allocs,
@@ -121,7 +122,8 @@ static int format_json(char *buf, size_t len, const struct uvm_stats *s, const s
 		(ull)f->lazy_bytes, (ull)f->pooled_bytes, (ull)f->slab_free_bytes, (ull)f->slab_meta_bytes,
 		(ull)f->metadata_bytes, (ull)f->span_bytes, (ull)f->span_free_bytes, (ull)f->span_free_count,
 		(ull)f->span_largest_free, f->span_fragmentation, (ull)f->requested_bytes, (ull)f->handed_bytes,
-		(ull)f->rounding_bytes, (ull)f->process_rss_bytes, (ull)f->process_peak_rss_bytes);
+		(ull)f->rounding_bytes, (ull)f->process_rss_bytes, (ull)f->process_peak_rss_bytes, (ull)f->process_minor_faults,
+		(ull)f->process_major_faults);
 	const char *sep = "";
 
 	for (unsigned c = 0; c < UVM_FRAG_CLASSES + UVM_FRAG_CLASSES_MORE && n > 0 && (size_t)n < len; c++) {

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -332,6 +333,16 @@ void os_process_rss(uint64_t *rss, uint64_t *peak)
 	buf[n > 0 ? n : 0] = 0;
 	*rss = status_kb(buf, "VmRSS:");
 	*peak = status_kb(buf, "VmHWM:");
+}
+
+void os_process_faults(uint64_t *minor, uint64_t *major)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		memset(&ru, 0, sizeof(ru));
+	*minor = (uint64_t)ru.ru_minflt;
+	*major = (uint64_t)ru.ru_majflt;
 }
 
 size_t os_resident(uintptr_t addr, size_t size)

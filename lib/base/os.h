@@ -25,6 +25,8 @@ size_t os_resident(uintptr_t addr, size_t size);
  * mark carried across exec); 0 when unreadable.  No allocation.
  */
 void os_process_rss(uint64_t *rss, uint64_t *peak);
+/* The process's minor and major page faults so far (getrusage). */
+void os_process_faults(uint64_t *minor, uint64_t *major);
 /* Plain read/write anonymous memory for lib/'s own metadata, backed as it is touched. */
 void *os_alloc_meta(size_t size);
 

@@ -13,6 +13,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "procstat.h"
+
 #define RETRIES 2000
 #define REGION_RETRIES 100 /* whole snapshots retaken while the target's regions change under them */
 #define CHUNK 1024            /* IOV_MAX: the objects one process_vm_readv reads */
@@ -806,6 +808,7 @@ static enum target_err snapshot_once(const struct target *t, struct snapshot *s)
 		return e;
 	read_slabs(t, s);
 	read_smaps(t->pid, s);
+	proc_faults(t->pid, &s->minor_faults, &s->major_faults);
 	read_metadata(t, s);
 	count_rounding(d, s);
 	return T_OK;

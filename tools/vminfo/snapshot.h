@@ -50,6 +50,7 @@ struct snapshot {
 	uint64_t mmap_calls, mprotect_calls, madvise_calls, mremap_calls, other_calls;
 	uint64_t purges, purged_bytes, slabs;
 	uint64_t rss_kb, anon_huge_kb; /* of the regions, from /proc/PID/smaps */
+	uint64_t minor_faults, major_faults; /* the whole process's, from /proc/PID/stat */
 	struct slab_class classes[SNAP_CLASSES]; /* by size, the first nclasses */
 	unsigned nclasses;
 	uint64_t slab_free_bytes, slab_meta_bytes, slab_live_bytes;

@@ -355,14 +355,15 @@ static void print_summary(const struct snapshot *s, const struct summary *m, boo
 	       "  free          %12s in %llu ranges, largest %s\n"
 	       "  committed     %12s: %llu free ranges of %s in it, largest %s\n"
 	       "  fragmentation %12.4f (1 - largest free / free, in the committed span; %.4f over the whole reservation)\n"
-	       "  rss           %12s in the regions, AnonHugePages %s\n"
+	       "  rss           %12s in the regions, AnonHugePages %s; the process's page faults so far %llu minor, %llu major\n"
 	       "  areas %llu allocated, %llu freed (slab objects: the class table below); cache hits %llu, misses %llu\n"
 	       "  purges %llu (%s given back); syscalls: mmap %llu, mprotect %llu, madvise %llu, mremap %llu, other %llu\n",
 	       sz(m->reserved, exact), s->nregions, sz(m->busy, exact), (ull)m->busy_n, (ull)s->slabs,
 	       sz(m->cached, exact), (ull)m->cached_n, sz(m->lazy, exact), (ull)m->lazy_n, sz(s->pooled_bytes, exact),
 	       (ull)s->pooled_count, sz(m->free, exact), (ull)m->free_n, sz(m->largest, exact), sz(m->span, exact),
 	       (ull)m->span_free_n, sz(m->span_free, exact), sz(m->span_largest, exact), m->span_frag, m->frag,
-	       sz(s->rss_kb * 1024, exact), sz(s->anon_huge_kb * 1024, exact), (ull)s->allocs, (ull)s->frees,
+	       sz(s->rss_kb * 1024, exact), sz(s->anon_huge_kb * 1024, exact), (ull)s->minor_faults, (ull)s->major_faults,
+	       (ull)s->allocs, (ull)s->frees,
 	       (ull)s->cache_hits, (ull)s->cache_misses, (ull)s->purges, sz(s->purged_bytes, exact), (ull)s->mmap_calls,
 	       (ull)s->mprotect_calls, (ull)s->madvise_calls, (ull)s->mremap_calls, (ull)s->other_calls);
 	printf("  overhead      %12s of the resident (%.1f %%) hold no live block (live %s): held in thread caches %s,\n"
@@ -453,7 +454,8 @@ static void print_json(const struct target *t, const struct snapshot *s, struct 
 	       "\"cached_bytes\":%llu,\"cached_count\":%llu,\"lazy_bytes\":%llu,\"lazy_count\":%llu,"
 	       "\"pooled_bytes\":%llu,\"pooled_count\":%llu,\"free_bytes\":%llu,\"free_count\":%llu,"
 	       "\"largest_free\":%llu,\"fragmentation\":%.6f,\"span_bytes\":%llu,\"span_free_bytes\":%llu,"
-	       "\"span_free_count\":%llu,\"span_largest_free\":%llu,\"span_fragmentation\":%.6f,\"rss_kb\":%llu,\"anon_huge_kb\":%llu,\"slabs\":%llu,"
+	       "\"span_free_count\":%llu,\"span_largest_free\":%llu,\"span_fragmentation\":%.6f,\"rss_kb\":%llu,\"anon_huge_kb\":%llu,"
+	       "\"minor_faults\":%llu,\"major_faults\":%llu,\"slabs\":%llu,"
 	       "\"allocs\":%llu,\"frees\":%llu,\"cache_hits\":%llu,\"cache_misses\":%llu,\"purges\":%llu,"
 	       "\"purged_bytes\":%llu,\"mmap_calls\":%llu,\"mprotect_calls\":%llu,\"madvise_calls\":%llu,"
 	       "\"mremap_calls\":%llu,\"live_bytes\":%llu,\"overhead_bytes\":%llu,\"slab_free_bytes\":%llu,"
@@ -463,7 +465,8 @@ static void print_json(const struct target *t, const struct snapshot *s, struct 
 	       (unsigned long long)m.lazy_n, (unsigned long long)s->pooled_bytes, (unsigned long long)s->pooled_count,
 	       (unsigned long long)m.free, (unsigned long long)m.free_n, (unsigned long long)m.largest, m.frag,
 	       (unsigned long long)m.span, (unsigned long long)m.span_free, (unsigned long long)m.span_free_n,
-	       (unsigned long long)m.span_largest, m.span_frag, (unsigned long long)s->rss_kb, (unsigned long long)s->anon_huge_kb, (unsigned long long)s->slabs,
+	       (unsigned long long)m.span_largest, m.span_frag, (unsigned long long)s->rss_kb, (unsigned long long)s->anon_huge_kb,
+	       (unsigned long long)s->minor_faults, (unsigned long long)s->major_faults, (unsigned long long)s->slabs,
 	       (unsigned long long)s->allocs, (unsigned long long)s->frees, (unsigned long long)s->cache_hits,
 	       (unsigned long long)s->cache_misses, (unsigned long long)s->purges, (unsigned long long)s->purged_bytes,
 	       (unsigned long long)s->mmap_calls, (unsigned long long)s->mprotect_calls,

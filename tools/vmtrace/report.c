@@ -73,6 +73,7 @@ struct proc *report_proc(struct report *r, pid_t pid)
 struct rates {
 	double objs, areas, ofrees, afrees, bytes_in, bytes_out;
 	uint64_t purges, purged_pages;
+	double faults;                    /* the process's minor page faults a second, the allocator's or not */
 	double cache_hit, pool_hit, frag; /* ratios; < 0: nothing to measure */
 	double span_frag;                 /* 1 - largest / free bytes in the committed span (uvm_frag_stats') */
 	double rounding;                  /* of the interval's sized requests, handed out less requested over handed out */
@@ -114,6 +115,7 @@ static void rates_of(const struct proc *p, struct rates *out)
 	out->bytes_out = (double)(b->small_free_bytes + b->area_free_bytes - a->small_free_bytes - a->area_free_bytes) / dt;
 	out->purges = b->purges - a->purges;
 	out->purged_pages = (b->purged_bytes - a->purged_bytes) / 4096;
+	out->faults = (double)(p->faults - p->faults_base) / dt;
 	out->cache_hit = ratio(b->cache_hits - a->cache_hits, b->cache_misses - a->cache_misses);
 	out->pool_hit = ratio(b->pool_hits - a->pool_hits, b->pool_misses - a->pool_misses);
 	out->frag = fragmentation(b);
@@ -167,16 +169,17 @@ static const char *percent(double r, char *buf, size_t len)
 
 static void text_line(FILE *f, double t, const struct proc *p, const struct rates *x)
 {
-	char a[16], b[16], c[16], d[16], e[24], g[24], h[24], i[24], j[16], k[16], l[24], m[24], n[24], o[24], q[24], u[16];
+	char a[16], b[16], c[16], d[16], e[24], g[24], h[24], i[24], j[16], k[16], l[24], m[24], n[24], o[24], q[24], u[16], v[16];
 
 	fprintf(f,
 		"%6.1fs pid %-7d allocs %s/s obj + %s/s areas, frees %s/s + %s/s  +%s/s -%s/s  live %s lazy %s  "
-		"purges %llu (%llu pages)  hits cache %s pool %s  rss %s cached %s pooled %s metadata %s rounding %s  "
+		"purges %llu (%llu pages)  faults %s/s  hits cache %s pool %s  rss %s cached %s pooled %s metadata %s rounding %s  "
 		"frag %.3g in %llu ranges of the committed %s (%.3g over the reservation)\n",
 		t, (int)p->pid, human(x->objs, a, sizeof(a)), human(x->areas, b, sizeof(b)), human(x->ofrees, c, sizeof(c)),
 		human(x->afrees, d, sizeof(d)), mib(x->bytes_in, e, sizeof(e)), mib(x->bytes_out, g, sizeof(g)),
 		mib((double)p->last.busy_bytes, h, sizeof(h)), mib((double)p->last.lazy_bytes, i, sizeof(i)),
-		(unsigned long long)x->purges, (unsigned long long)x->purged_pages, percent(x->cache_hit, j, sizeof(j)),
+		(unsigned long long)x->purges, (unsigned long long)x->purged_pages, human(x->faults, v, sizeof(v)),
+		percent(x->cache_hit, j, sizeof(j)),
 		percent(x->pool_hit, k, sizeof(k)), mib((double)p->rss_bytes, l, sizeof(l)),
 		mib((double)p->last.cached_bytes, m, sizeof(m)), mib((double)p->last.pooled_bytes, n, sizeof(n)),
 		mib((double)p->span[METADATA], q, sizeof(q)), percent(x->rounding, u, sizeof(u)), x->span_frag, (unsigned long long)p->span[SPAN_COUNT], mib((double)p->span[SPAN_BYTES], o, sizeof(o)), x->frag);
@@ -195,10 +198,10 @@ static void json_proc(FILE *f, const struct proc *p, const struct rates *x)
 	fprintf(f,
 		"{\"pid\":%d,\"span_s\":%.4f,\"allocs_per_s\":%.1f,\"area_allocs_per_s\":%.1f,\"frees_per_s\":%.1f,\"area_frees_per_s\":%.1f,"
 		"\"bytes_allocated_per_s\":%.0f,\"bytes_freed_per_s\":%.0f,\"live_bytes\":%llu,\"lazy_bytes\":%llu,"
-		"\"purges\":%llu,\"pages_purged\":%llu",
+		"\"purges\":%llu,\"pages_purged\":%llu,\"minor_faults_per_s\":%.1f",
 		(int)p->pid, (double)(p->last_ns - p->base_ns) / 1e9, x->objs, x->areas, x->ofrees, x->afrees, x->bytes_in, x->bytes_out,
 		(unsigned long long)p->last.busy_bytes, (unsigned long long)p->last.lazy_bytes, (unsigned long long)x->purges,
-		(unsigned long long)x->purged_pages);
+		(unsigned long long)x->purged_pages, x->faults);
 	json_ratio(f, "cache_hit_ratio", x->cache_hit);
 	json_ratio(f, "pool_hit_ratio", x->pool_hit);
 	json_ratio(f, "rounding", x->rounding);
@@ -248,6 +251,7 @@ void report_interval(struct report *r, double t, double dt)
 		p->base = p->last;
 		memcpy(p->span_base, p->span, sizeof(p->span));
 		p->base_ns = p->last_ns;
+		p->faults_base = p->faults;
 		p->fresh = false;
 	}
 	if (r->json) {

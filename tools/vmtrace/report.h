@@ -28,6 +28,7 @@ struct proc {
 				       * then freed slab objects' bytes, requested and handed out bytes, metadata */
 	uint64_t span_base[VT_SPAN_WORDS]; /* the same at the interval's start */
 	uint64_t rss_bytes;           /* the process's resident memory when the snapshot was read */
+	uint64_t faults, faults_base; /* its minor page faults then (/proc/PID/stat), and at the interval's start */
 	struct chart chart;           /* one point per interval, for --svg */
 	uint64_t base_ns, last_ns;   /* when they were taken (CLOCK_MONOTONIC, as bpf_ktime_get_ns) */
 	uint64_t snapshots;          /* snapshot sequence seen last (odd values skipped) */

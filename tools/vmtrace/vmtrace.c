@@ -26,6 +26,7 @@
 
 #include "args.h"
 #include "heap.h"
+#include "procstat.h"
 #include "report.h"
 #include "sites.h"
 #include "target.h"
@@ -386,6 +387,7 @@ static void read_snapshots(struct vmtrace_bpf *skel, struct report *r)
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		struct vt_snap a, b;
 		struct proc *p;
+		uint64_t major;
 
 		key = next;
 		prev = &key;
@@ -402,11 +404,13 @@ static void read_snapshots(struct vmtrace_bpf *skel, struct report *r)
 		memcpy(&p->last, a.words, sizeof(p->last));
 		memcpy(p->span, a.words + VT_STATS_WORDS, sizeof(p->span));
 		p->rss_bytes = rss_of(p->pid);
+		proc_faults(p->pid, &p->faults, &major); /* a process already gone keeps its last count */
 		p->last_ns = a.ns;
 		p->fresh = true;
 		if (!p->have_base) {
 			p->base_ns = r->zero_base ? r->start_ns : a.ns;
 			if (!r->zero_base) {
+				p->faults_base = p->faults;
 				p->base = p->last;
 				memcpy(p->span_base, p->span, sizeof(p->span));
 			}

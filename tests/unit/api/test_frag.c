@@ -228,24 +228,61 @@ Test(frag, process_peak_rss_keeps_the_high_water_mark)
 	cr_assert_lt(f.process_rss_bytes, f.process_peak_rss_bytes - ((uint64_t)32 << 20), "the block is still resident");
 }
 
+/* uvm_stats_print's text into buf, and its line that starts with start (there must be one). */
+static const char *summary_line(char *buf, size_t len, const char *start)
+{
+	FILE *out = fmemopen(buf, len - 1, "w");
+	const char *line;
+
+	memset(buf, 0, len);
+	uvm_stats_print(out);
+	fclose(out);
+	line = strstr(buf, start);
+	cr_assert_not_null(line, "%s", buf);
+	return line;
+}
+
+/*
+ * The process's page faults: each fresh page written is a minor fault (the
+ * area is under 2 MiB, so no huge page takes several at once), and the
+ * summary prints the count, which only grows.
+ */
+Test(frag, process_faults_count_fresh_pages)
+{
+	char buf[16384];
+	struct uvm_frag f0 = frag(), f;
+	char *p = uvm_vmalloc(256 * 4096);
+	const char *line;
+	unsigned long long minor, major;
+
+	cr_assert_not_null(p);
+	for (size_t i = 0; i < 256; i++)
+		p[i * 4096] = 1;
+	f = frag();
+	cr_assert_geq(f.process_minor_faults, f0.process_minor_faults + 256, "%llu -> %llu",
+		      (unsigned long long)f0.process_minor_faults, (unsigned long long)f.process_minor_faults);
+	uvm_vfree(p);
+	line = summary_line(buf, sizeof(buf), "uvmalloc: process resident");
+	cr_assert_eq(sscanf(line, "uvmalloc: process resident %*f MiB, at its peak %*f MiB; page faults %llu minor, %llu major",
+			    &minor, &major), 2, "%s", line);
+	cr_assert_geq(minor, f.process_minor_faults);
+	cr_assert_geq(major, f.process_major_faults);
+}
+
 /* The text summary prints the struct's figures. */
 Test(frag, text_summary_agrees)
 {
-	char buf[16384] = "";
-	FILE *out = fmemopen(buf, sizeof(buf) - 1, "w");
+	char buf[16384];
 	unsigned long long ranges;
 	double fragmentation;
-	char *line;
+	const char *line;
 	struct uvm_frag f;
 
 	for (int i = 0; i < 10; i++)
 		uvm_vfree(uvm_vmalloc(AREA));
 	uvm_purge();
 	f = frag();
-	uvm_stats_print(out);
-	fclose(out);
-	line = strstr(buf, "uvmalloc: committed span");
-	cr_assert_not_null(line, "%s", buf);
+	line = summary_line(buf, sizeof(buf), "uvmalloc: committed span");
 	cr_assert_eq(sscanf(line, "uvmalloc: committed span %*f MiB: %llu free ranges %*f MiB, largest %*f MiB, fragmentation %lf",
 			    &ranges, &fragmentation), 2, "%s", line);
 	cr_assert_eq(ranges, f.span_free_count);
