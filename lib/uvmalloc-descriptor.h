@@ -135,6 +135,15 @@ struct uvm_descriptor {
 	 * past its end lie areas of its thread's cache, thread-cached bytes.
 	 */
 	uint64_t va_span_end;
+
+	/*
+	 * Appended later (a descriptor whose size stops short has none): the
+	 * addresses of the area allocations and frees counted by threads with
+	 * no heap, one that only frees (a consumer of other threads' blocks)
+	 * or one past its exit (uint64_t each), to add to pcp_exited_allocs
+	 * and pcp_exited_frees.
+	 */
+	uint64_t pcp_stray_allocs, pcp_stray_frees;
 };
 
 #endif

@@ -131,7 +131,7 @@ struct uvm_stats {
 	uint64_t committed_bytes;/* part of it made readable/writable so far */
 	uint64_t busy_bytes;     /* live areas (handed out, not freed) */
 	uint64_t busy_count;
-	uint64_t cached_bytes;   /* freed into per-thread caches: still backed, reusable without a lock */
+	uint64_t cached_bytes;   /* freed into per-thread caches (or onto their inboxes by other threads): still backed, reusable without a lock */
 	uint64_t cached_count;
 	uint64_t lazy_bytes;     /* freed, waiting for the next purge (may still be backed) */
 	uint64_t lazy_count;

@@ -1,7 +1,8 @@
 /*
  * tests/vminfo_target.c - a process for vminfo to read.  Modes:
  *   areas:   allocates areas of known sizes from known functions (the big
- *            ones a little short of whole pages), frees some,
+ *            ones a little short of whole pages), frees some (one on a
+ *            thread that allocates nothing),
  *            prints what it holds and its own uvm_stats, then waits for stdin
  *            to close;
  *   hammer:  4 threads allocate and free without pause until stdin closes;
@@ -85,16 +86,25 @@ static void print_stats(void)
 	       (unsigned long)st.allocs, (unsigned long)st.frees);
 }
 
+/* A thread that only frees: it never makes a heap, so its frees count in the library's shared counters. */
+static void *free_only(void *p)
+{
+	uvm_vfree(p);
+	return NULL;
+}
+
 static void areas(void)
 {
 	void *small[6], *big[2];
+	pthread_t t;
 
 	for (int i = 0; i < 6; i++)
 		small[i] = alloc_small_records((size_t)(i + 1) * 4096);
 	for (int i = 0; i < 2; i++) /* 1000 and 2000 bytes short of whole pages: the live rounding is 3000 */
 		big[i] = alloc_big_table(((size_t)(i + 1) << 20) - 1000 * (size_t)(i + 1));
 	uvm_vfree(small[1]);
-	uvm_vfree(small[3]);
+	if (pthread_create(&t, NULL, free_only, small[3]) || pthread_join(t, NULL))
+		abort();
 	for (int i = 0; i < 6; i++)
 		if (i != 1 && i != 3)
 			printf("area %p %zu alloc_small_records\n", small[i], (size_t)(i + 1) * 4096);

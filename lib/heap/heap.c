@@ -158,6 +158,7 @@ bool heap_inbox_push(struct heap *h, struct vmap_area *va, bool always)
 	if (!always && inbox_stale(h))
 		return false;
 	held = atomic_fetch_add_explicit(&h->inbox_pages, pages, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->inbox_areas, 1, memory_order_relaxed);
 	if (held < HEAP_INBOX_PAGES && held + pages >= HEAP_INBOX_PAGES)
 		atomic_store_explicit(&h->inbox_full_at, coarse_ns(), memory_order_relaxed);
 	head = atomic_load_explicit(&h->inbox, memory_order_relaxed);
@@ -174,6 +175,7 @@ bool heap_inbox_take(struct heap *h, struct list_head *out)
 	if (!atomic_load_explicit(&h->inbox, memory_order_relaxed))
 		return false;
 	atomic_store_explicit(&h->inbox_pages, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->inbox_areas, 0, memory_order_relaxed);
 	atomic_store_explicit(&h->inbox_full_at, 0, memory_order_relaxed);
 	for (va = atomic_exchange_explicit(&h->inbox, NULL, memory_order_acquire); va; va = next) {
 		next = va->list.next ? list_entry(va->list.next, struct vmap_area, list) : NULL;

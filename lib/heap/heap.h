@@ -50,6 +50,7 @@ struct heap {
 	/* First the fields other threads touch at any time: a re-used heap is cleared from busy on. */
 	struct vmap_area *_Atomic inbox; /* pushes go on while a new thread takes the heap */
 	_Atomic size_t inbox_pages;      /* pages pushed since the owner last took the inbox */
+	_Atomic size_t inbox_areas;      /* and areas: freed, on their way into the cache, which stats count as cached */
 	_Atomic uint64_t inbox_full_at;  /* when they passed HEAP_INBOX_PAGES (coarse_ns) */
 	atomic_bool retired;             /* its thread is exiting or gone (vacant): frees of its areas go to the node */
 	unsigned busy;                   /* the owner is between heap_enter and heap_leave */

@@ -1040,8 +1040,14 @@ static void stats_one(struct heap *h, void *arg)
 	st->cache_drained += word(&p->drained);
 	st->area_alloc_bytes += (c.alloc_pages - allocs) << UVM_PAGE_SHIFT;
 	st->area_free_bytes += (c.free_pages - c.frees) << UVM_PAGE_SHIFT;
-	st->cached_bytes += c.pages << UVM_PAGE_SHIFT;
-	st->cached_count += c.count;
+	/*
+	 * Areas other threads freed and the owner has not taken in yet: not
+	 * live, so cached, as vminfo counts them (their live flag is down).
+	 * Exact when no push is under way (a take may fall between a push's
+	 * count and its link: heap.c).
+	 */
+	st->cached_bytes += (c.pages + atomic_load_explicit(&h->inbox_pages, memory_order_relaxed)) << UVM_PAGE_SHIFT;
+	st->cached_count += c.count + atomic_load_explicit(&h->inbox_areas, memory_order_relaxed);
 }
 
 void pcp_stats(struct uvm_stats *st)
@@ -1076,6 +1082,8 @@ void pcp_describe(struct uvm_descriptor *d)
 	d->pcp_exited_frees = (uintptr_t)&reg.frees;
 	d->pcp_exited_hits = (uintptr_t)&reg.hits;
 	d->pcp_exited_misses = (uintptr_t)&reg.misses;
+	d->pcp_stray_allocs = (uintptr_t)&reg.stray_allocs;
+	d->pcp_stray_frees = (uintptr_t)&reg.stray_frees;
 	d->pcp_nodes = base + offsetof(struct pcp, nodes);
 	d->pcp_nr_nodes = reg.nodes;
 	d->pcp_node_size = sizeof(struct pcp_node);

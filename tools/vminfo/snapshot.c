@@ -542,6 +542,11 @@ static enum target_err read_caches(const struct target *t, struct snapshot *s)
 	    (e = target_u64(t, d->pcp_exited_hits, &s->cache_hits)) ||
 	    (e = target_u64(t, d->pcp_exited_misses, &s->cache_misses)) || (e = target_u64(t, d->pcp_live, &next)))
 		return e == T_TORN ? target_corrupt("the thread caches' counters cannot be read") : e;
+	/* Those of threads with no heap (one that only frees, or one past its exit); a library without the fields has 0. */
+	if (d->pcp_stray_allocs && !target_u64(t, d->pcp_stray_allocs, &v))
+		s->allocs += v;
+	if (d->pcp_stray_frees && !target_u64(t, d->pcp_stray_frees, &v))
+		s->frees += v;
 	for (size_t n = 0; next != d->pcp_live; n++) {
 		uint64_t p = next - d->pcp_link;
 
