@@ -1043,8 +1043,9 @@ static void stats_one(struct heap *h, void *arg)
 	/*
 	 * Areas other threads freed and the owner has not taken in yet: not
 	 * live, so cached, as vminfo counts them (their live flag is down).
-	 * Exact when no push is under way (a take may fall between a push's
-	 * count and its link: heap.c).
+	 * A push that raced a take (between its count and its link: heap.c)
+	 * leaves the count an area off until the owner's next take; with no
+	 * such race it is exact.
 	 */
 	st->cached_bytes += (c.pages + atomic_load_explicit(&h->inbox_pages, memory_order_relaxed)) << UVM_PAGE_SHIFT;
 	st->cached_count += c.count + atomic_load_explicit(&h->inbox_areas, memory_order_relaxed);
