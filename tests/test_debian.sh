@@ -26,9 +26,13 @@ err=$(UVM_STATS=1 LD_PRELOAD=$lib python3 -c 'print(sum(len(str(i)) for i in ran
 grep -q '^488890$' "$out/py.out" || fail "python3 printed: $(cat "$out/py.out")"
 grep -q '^uvmalloc: ' <<<"$err" || fail "python3's malloc was not the installed uvmalloc: $err"
 /usr/bin/uvmdemo --rounds 2 --lines 2 >/dev/null || fail "the installed uvmdemo failed"
-LD_PRELOAD=$lib python3 -c 'import time; x = [bytearray(10000) for i in range(500)]; time.sleep(3)' & pid=$!
-sleep 1
-/usr/bin/vminfo --summary "$pid" | grep -q '^  reserved' || fail "the installed vminfo could not read a preloaded python3"
+# vminfo reads python3 once its blocks are live (it says so), not after a fixed sleep: on a loaded
+# machine python3 had not started allocating a second after its launch.
+LD_PRELOAD=$lib python3 -c 'import time; x = [bytearray(10000) for i in range(500)]; print("live", flush=True); time.sleep(5)' \
+	>"$out/live" & pid=$!
+for _ in $(seq 100); do grep -q live "$out/live" && break; sleep 0.1; done
+/usr/bin/vminfo --summary "$pid" >"$out/vminfo.out" 2>&1 && grep -q '^  reserved' "$out/vminfo.out" ||
+	fail "the installed vminfo could not read a preloaded python3: $(cat "$out/vminfo.out")"
 wait $pid
 printf '#include <uvmalloc.h>\n#include <stdio.h>\nint main(void) { void *p = uvm_vmalloc(1 << 20); printf("%%s\\n", uvm_version()); uvm_vfree(p); return !p; }\n' >"$out/app.c"
 cc "$out/app.c" -o "$out/app" $(pkg-config --cflags --libs uvmalloc) || fail "no build against the installed libuvmalloc-dev"
