@@ -7,12 +7,14 @@
 #    the server: every transaction done, each table still holds its rows (every delete is undone by
 #    an insert of the same id in its transaction), CHECK TABLE finds every table and index sound;
 #  - the server's UVM_STATS at exit shows it allocated through us, and no bad pointer was reported.
-# As root, the server runs as the mysql user (mariadbd's own --user).
+# As root, the server runs as the mysql user (mariadbd's own --user); as anyone else, as them.
 . "$(dirname "$0")/common.sh"
 vminfo=$(realpath "$2")
 trap 'status=$?; [ $status = 0 ] || tail -20 "$out/server.log" 2>/dev/null; stop; rm -rf "$out"' EXIT
 preload_copy "$(realpath "$1")"
-[ "$(id -u)" != 0 ] || chown mysql "$out"
+# As root, the server's files and process are the mysql user's; as anyone else, our own.
+as_mysql=()
+[ "$(id -u)" != 0 ] || { chown mysql "$out"; as_mysql=(--user=mysql); }
 uvm=(env LD_PRELOAD="$preload_copy" UVM_STATS=1)
 sql() { mariadb --no-defaults -S "$out/sock" -N -B "$@"; }
 sysbench_run() {
@@ -22,7 +24,7 @@ sysbench_run() {
 # start [env VAR=VALUE...]: the server, preloaded or not, until it answers.  UVM_STATS goes to the
 # stderr the library found at set-up (stats.c), not to --log-error's, which the server opens later.
 start() {
-	"$@" mariadbd --no-defaults --user=mysql --datadir="$out/data" --socket="$out/sock" --pid-file="$out/pid" \
+	"$@" mariadbd --no-defaults "${as_mysql[@]}" --datadir="$out/data" --socket="$out/sock" --pid-file="$out/pid" \
 		--skip-networking --skip-grant-tables --innodb-buffer-pool-size=64M --innodb-flush-log-at-trx-commit=0 \
 		--log-error="$out/server.log" 2>> "$out/stats.log" &
 	for _ in $(seq 300); do
@@ -36,7 +38,7 @@ stop() { # the server shut down, and its exit (UVM_STATS) waited for
 	wait
 }
 
-mariadb-install-db --no-defaults --user=mysql --datadir="$out/data" --auth-root-authentication-method=normal \
+mariadb-install-db --no-defaults "${as_mysql[@]}" --datadir="$out/data" --auth-root-authentication-method=normal \
 	--skip-test-db > "$out/install.log" 2>&1 || { cat "$out/install.log"; fail "mariadb-install-db"; }
 
 # The workload: glibc's malloc first, then ours; the digests must match.
