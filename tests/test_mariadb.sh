@@ -31,10 +31,11 @@ start() {
 		! sql -e "SELECT 1" > /dev/null 2>&1 || return 0
 		sleep 0.1
 	done
+	kill $! 2> /dev/null || true # so that the exit's wait does not hang on it
 	fail "mariadbd did not answer"
 }
-stop() { # the server shut down, and its exit (UVM_STATS) waited for
-	[ ! -S "$out/sock" ] || sql -e "SHUTDOWN" 2> /dev/null || true
+stop() { # the server shut down (killed if it does not take the command), and its exit (UVM_STATS) waited for
+	[ ! -S "$out/sock" ] || sql -e "SHUTDOWN" 2> /dev/null || kill "$(cat "$out/pid")" 2> /dev/null || true
 	wait
 }
 
