@@ -140,7 +140,7 @@ static bool inbox_stale(struct heap *h)
 {
 	uint64_t full_at;
 
-	if (atomic_load_explicit(&h->inbox_pages, memory_order_relaxed) < HEAP_INBOX_PAGES)
+	if (inbox_pages(atomic_load_explicit(&h->inbox_held, memory_order_relaxed)) < HEAP_INBOX_PAGES)
 		return false;
 	full_at = atomic_load_explicit(&h->inbox_full_at, memory_order_relaxed);
 	return full_at && coarse_ns() - full_at > HEAP_INBOX_WAIT_NS;
@@ -157,8 +157,8 @@ bool heap_inbox_push(struct heap *h, struct vmap_area *va, bool always)
 
 	if (!always && inbox_stale(h))
 		return false;
-	held = atomic_fetch_add_explicit(&h->inbox_pages, pages, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->inbox_areas, 1, memory_order_relaxed);
+	held = inbox_pages(atomic_fetch_add_explicit(&h->inbox_held, pages + ((uint64_t)1 << INBOX_AREA_SHIFT),
+						     memory_order_relaxed));
 	if (held < HEAP_INBOX_PAGES && held + pages >= HEAP_INBOX_PAGES)
 		atomic_store_explicit(&h->inbox_full_at, coarse_ns(), memory_order_relaxed);
 	head = atomic_load_explicit(&h->inbox, memory_order_relaxed);
@@ -174,8 +174,7 @@ bool heap_inbox_take(struct heap *h, struct list_head *out)
 
 	if (!atomic_load_explicit(&h->inbox, memory_order_relaxed))
 		return false;
-	atomic_store_explicit(&h->inbox_pages, 0, memory_order_relaxed);
-	atomic_store_explicit(&h->inbox_areas, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->inbox_held, 0, memory_order_relaxed);
 	atomic_store_explicit(&h->inbox_full_at, 0, memory_order_relaxed);
 	for (va = atomic_exchange_explicit(&h->inbox, NULL, memory_order_acquire); va; va = next) {
 		next = va->list.next ? list_entry(va->list.next, struct vmap_area, list) : NULL;

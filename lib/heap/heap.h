@@ -49,8 +49,7 @@
 struct heap {
 	/* First the fields other threads touch at any time: a re-used heap is cleared from busy on. */
 	struct vmap_area *_Atomic inbox; /* pushes go on while a new thread takes the heap */
-	_Atomic size_t inbox_pages;      /* pages pushed since the owner last took the inbox */
-	_Atomic size_t inbox_areas;      /* and areas: freed, on their way into the cache, which stats count as cached */
+	_Atomic uint64_t inbox_held;     /* pages and areas pushed since the owner last took the inbox (INBOX_AREA_SHIFT) */
 	_Atomic uint64_t inbox_full_at;  /* when they passed HEAP_INBOX_PAGES (coarse_ns) */
 	atomic_bool retired;             /* its thread is exiting or gone (vacant): frees of its areas go to the node */
 	unsigned busy;                   /* the owner is between heap_enter and heap_leave */
@@ -121,6 +120,17 @@ static inline void heap_leave(struct heap *h)
 }
 
 #define HEAP_INBOX_PAGES 64
+
+/*
+ * heap.inbox_held: the pages pushed in its low INBOX_AREA_SHIFT bits, the
+ * areas above, so that a push counts both with one atomic add and a
+ * reader (uvm_stats, which counts them as cached) gets a pair that goes
+ * together.  2^40 pages is more than any address space; the area count
+ * only wraps past 2^24 pushes with no take, and only it.
+ */
+#define INBOX_AREA_SHIFT 40
+static inline uint64_t inbox_pages(uint64_t held) { return held & (((uint64_t)1 << INBOX_AREA_SHIFT) - 1); }
+static inline uint64_t inbox_areas(uint64_t held) { return held >> INBOX_AREA_SHIFT; }
 #define HEAP_INBOX_WAIT_NS (10 * 1000 * 1000ull)
 /*
  * Push an area another thread freed onto its owner's inbox; false (nothing

@@ -1047,8 +1047,10 @@ static void stats_one(struct heap *h, void *arg)
 	 * leaves the count an area off until the owner's next take; with no
 	 * such race it is exact.
 	 */
-	st->cached_bytes += (c.pages + atomic_load_explicit(&h->inbox_pages, memory_order_relaxed)) << UVM_PAGE_SHIFT;
-	st->cached_count += c.count + atomic_load_explicit(&h->inbox_areas, memory_order_relaxed);
+	uint64_t inbox = atomic_load_explicit(&h->inbox_held, memory_order_relaxed);
+
+	st->cached_bytes += (c.pages + inbox_pages(inbox)) << UVM_PAGE_SHIFT;
+	st->cached_count += c.count + inbox_areas(inbox);
 }
 
 void pcp_stats(struct uvm_stats *st)
