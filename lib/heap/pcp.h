@@ -395,6 +395,14 @@ bool pcp_shrink(struct heap *h, struct vmap_area *va, uintptr_t at);
 /* The heap's cached areas all filed (unfiled ones, vnode.h), before its thread's exit makes it retired. */
 void pcp_heap_unspan(struct heap *h);
 /*
+ * Another thread's area va, freed by h's thread (running, h held by no
+ * one, va not spanning): into h's cache as h's own while the cache has
+ * room for it, for an area of a bin's size, or whatever the room when va's
+ * owner has exited (pcp.c says why).  False (nothing done): the caller
+ * sends va to its owner, or to the node.
+ */
+bool pcp_adopt(struct heap *h, struct vmap_area *va);
+/*
  * Another thread's free of va: onto its owner heap's inbox, for the
  * owner's next miss.  False when the owner is exiting or gone, or its
  * inbox went stale (heap.h): the caller frees va to the node.

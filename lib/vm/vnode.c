@@ -247,13 +247,14 @@ int vn_busy_lookup(uintptr_t addr, struct vmap_area *out)
  */
 static void resize_locked(struct va_set *s, struct vmap_area *va, uintptr_t new_end, uintptr_t span_end)
 {
-	uintptr_t old = va_tree_end(va);
+	uintptr_t old = va_tree_end(va), end = va->va_end, span = span_end > new_end ? span_end : 0;
 
 	seq_begin(s);
-	__atomic_store_n(&va->span_end, span_end > new_end ? span_end : 0, __ATOMIC_RELAXED);
-	if (new_end != va->va_end)
+	__atomic_store_n(&s->bytes, s->bytes - old + (span ? span : new_end), __ATOMIC_RELAXED);
+	/* Release, after every read of va: a thread that sees a span cut may take va as its own (pcp_adopt). */
+	__atomic_store_n(&va->span_end, span, __ATOMIC_RELEASE);
+	if (new_end != end)
 		__atomic_store_n(&va->va_end, new_end, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->bytes, s->bytes - old + va_tree_end(va), __ATOMIC_RELAXED);
 	seq_end(s);
 }
 

@@ -87,12 +87,17 @@ void vn_busy_split_local(struct vmap_area *va, uintptr_t at, struct vmap_area *t
 void vn_busy_file(struct vmap_area *va);
 /* va filed and holding only its own range, so that it can leave its heap's cache (va's heap held). */
 void vn_busy_cut(struct vmap_area *va);
-/* Whether va's tree range runs past its own end; read in va_tree_end's order, for the same reason. */
+/*
+ * Whether va's tree range runs past its own end; read in va_tree_end's
+ * order, for the same reason, and span_end with acquire: the cut of a span
+ * (resize_locked's release) comes before what a thread that sees it cut
+ * then does with va (another thread's free takes it as its own, pcp_adopt).
+ */
 static inline bool va_spans(const struct vmap_area *va)
 {
 	uintptr_t end = __atomic_load_n(&va->va_end, __ATOMIC_ACQUIRE);
 
-	return __atomic_load_n(&va->span_end, __ATOMIC_RELAXED) > end;
+	return __atomic_load_n(&va->span_end, __ATOMIC_ACQUIRE) > end;
 }
 /*
  * The reverse of a split: busy area next, which starts where va ends,

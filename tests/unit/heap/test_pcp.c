@@ -524,9 +524,10 @@ static void *alloc_one(void *arg)
 
 /*
  * An exited thread's areas stay backed for the threads after it: the
- * areas others free later go to the pools (not the lazy lists, which wait
- * for a purge), and the next misses of their size reuse them with no page
- * fault; what it had cached, its heap's next thread does.
+ * areas another thread frees later go into that thread's cache (not the
+ * lazy lists, which wait for a purge), and its next misses of their size
+ * reuse them with no page fault; what it had cached, its heap's next
+ * thread does.
  */
 static void one_vmap_node(void) { setenv("UVM_NODES", "1", 1); }
 
@@ -545,8 +546,9 @@ Test(pcp, an_exited_threads_areas_are_reused_backed, .init = one_vmap_node)
 	for (int i = 1; i < 10; i++)
 		uvm_vfree(p[i]);
 	st = stats();
-	cr_assert_eq(st.pooled_count - before.pooled_count, 9, "the exited thread's areas are not pooled");
-	cr_assert_eq(st.cached_count - before.cached_count, 1, "its heap did not keep its cache");
+	cr_assert_eq(st.pooled_count, before.pooled_count, "the exited thread's areas went to a pool");
+	/* Nine in this thread's cache, one in the exited thread's vacant heap. */
+	cr_assert_eq(st.cached_count - before.cached_count, 10, "the freeing thread did not keep them, or the heap its cache");
 	cr_assert_eq(st.lazy_count, before.lazy_count);
 	long faults = minor_faults();
 	for (int i = 0; i < 9; i++) {
@@ -568,27 +570,92 @@ static void *free_it(void *p)
 	return uvm_vmalloc(5 * 4096);
 }
 
-/*
- * Another thread's free goes back to the owner (its heap's inbox, pages and
- * all), not into the freeing thread's cache, which may never allocate: the
- * owner's next miss takes the inbox in and gets it back with no fault.
- */
-Test(pcp, free_goes_back_to_its_owner)
+/* free_it, from a thread that has allocated before (a thread that only frees has no heap: it keeps nothing). */
+static void *alloc_then_free_it(void *p)
 {
-	char *p = uvm_vmalloc(5 * 4096), *q;
+	uvm_free(uvm_malloc(1));
+	return free_it(p);
+}
+
+/*
+ * Another thread's free of an area of a bin's size goes into the freeing
+ * thread's cache, as that thread's own would (area.c's keeps_foreign): its
+ * next allocation of the size gets it back, pages and all.
+ */
+Test(pcp, a_freeing_thread_keeps_another_threads_area)
+{
+	char *p = uvm_vmalloc(5 * 4096);
+	char *got;
+	pthread_t t;
+	struct uvm_stats before, st;
+
+	p[0] = 1;
+	before = stats();
+	cr_assert_eq(pthread_create(&t, NULL, alloc_then_free_it, p), 0);
+	cr_assert_eq(pthread_join(t, (void **)&got), 0);
+	cr_assert_eq(got, p, "the freeing thread did not keep another thread's area");
+	cr_assert_eq(got[0], 1, "the pages were given back on the way");
+	st = stats();
+	cr_assert_eq(st.pooled_count, before.pooled_count);
+	cr_assert_eq(st.lazy_count, before.lazy_count);
+	uvm_vfree(got);
+}
+
+static void *free_big(void *p)
+{
+	uvm_vfree(p);
+	return uvm_vmalloc(200 * 4096);
+}
+
+/*
+ * A large area (an order list's) another thread frees goes back to its
+ * owner (its heap's inbox, pages and all), whose next miss takes the inbox
+ * in: a producer of large blocks gets them back from a consumer.
+ */
+Test(pcp, a_large_area_goes_back_to_its_owner)
+{
+	char *p = uvm_vmalloc(200 * 4096), *q;
 	void *got;
 	pthread_t t;
 	struct uvm_stats before, st;
 
 	p[0] = 1;
 	before = stats();
-	cr_assert_eq(pthread_create(&t, NULL, free_it, p), 0);
+	cr_assert_eq(pthread_create(&t, NULL, free_big, p), 0);
 	cr_assert_eq(pthread_join(t, &got), 0);
-	cr_assert_neq(got, p, "the freeing thread kept another thread's area");
+	cr_assert_neq(got, p, "the freeing thread kept another thread's large area");
 	st = stats();
 	cr_assert_eq(st.pooled_count, before.pooled_count, "the area went to a pool, not its owner");
 	/* In the owner's inbox, which stats count as its cache (the freeing thread's holds nothing: got is live). */
 	cr_assert_eq(st.cached_count, before.cached_count + 1, "the area is not waiting in a cache");
+	q = uvm_vmalloc(200 * 4096);
+	cr_assert_eq(q, p, "the owner did not get its area back");
+	cr_assert_eq(q[0], 1, "the pages were given back on the way");
+	uvm_vfree(q);
+	uvm_vfree(got);
+}
+
+/* The freeing threads' caches below: 4 pages of room, less than one area of 5 pages and its guard. */
+static void small_caches(void) { cr_assert_eq(uvm_option_set("UVM_PCP_HIGH", 4 * 4096), 0); }
+static void default_caches(void) { cr_assert_eq(uvm_option_set("UVM_PCP_HIGH", 4LL << 30), 0); }
+
+/*
+ * A freeing thread whose cache has no room for another thread's area sends
+ * it back to its owner: a consumer that never allocates hoards no more
+ * than its cache's room.
+ */
+Test(pcp, a_full_cache_sends_the_area_to_its_owner)
+{
+	char *p = uvm_vmalloc(5 * 4096), *q;
+	void *got;
+	pthread_t t;
+
+	p[0] = 1;
+	small_caches();
+	cr_assert_eq(pthread_create(&t, NULL, alloc_then_free_it, p), 0);
+	cr_assert_eq(pthread_join(t, &got), 0);
+	default_caches();
+	cr_assert_neq(got, p, "the freeing thread kept an area it had no room for");
 	q = uvm_vmalloc(5 * 4096);
 	cr_assert_eq(q, p, "the owner did not get its area back");
 	cr_assert_eq(q[0], 1, "the pages were given back on the way");
@@ -634,6 +701,7 @@ Test(pcp, a_stale_inbox_sends_frees_to_the_node)
 		p[i][0] = (char)i;
 	}
 	before = stats();
+	/* A thread that only frees has no heap, and keeps nothing: every free is the inbox's, or the node's. */
 	cr_assert_eq(pthread_create(&t, NULL, free_then_wait, &f), 0);
 	cr_assert_eq(pthread_join(t, NULL), 0);
 	st = stats();
