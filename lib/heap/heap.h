@@ -18,8 +18,10 @@
  * caches are never claimed: they drain only at their owner's exit.
  *
  * The inbox (its list, its count and when it filled) is all other threads
- * write: a free of another thread's area pushes it with one compare-and-swap, and the owner takes
- * the whole list with one exchange on its next miss.  An owner that does
+ * write: a free of another thread's area that the freeing thread does not
+ * keep (pcp_adopt: a large one, or one its cache has no room for) pushes it
+ * with one compare-and-swap, and the owner takes the whole list with one
+ * exchange on its next miss.  An owner that does
  * not run takes nothing in: at 64 threads on 2 CPUs freeing each other's
  * blocks (allocwork stress), sleeping threads' inboxes held 150 MiB of
  * areas at the peak, for 80 MiB live.  So an inbox that has held more than
