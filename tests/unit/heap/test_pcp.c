@@ -577,22 +577,29 @@ static void *alloc_then_free_it(void *p)
 	return free_it(p);
 }
 
+/* p, its first byte 1, freed by a new thread running fn: what fn allocated after. */
+static char *freed_elsewhere(char *p, void *(*fn)(void *))
+{
+	pthread_t t;
+	void *got;
+
+	p[0] = 1;
+	cr_assert_eq(pthread_create(&t, NULL, fn, p), 0);
+	cr_assert_eq(pthread_join(t, &got), 0);
+	return got;
+}
+
 /*
  * Another thread's free of an area of a bin's size goes into the freeing
- * thread's cache, as that thread's own would (area.c's keeps_foreign): its
- * next allocation of the size gets it back, pages and all.
+ * thread's cache, as that thread's own would (pcp_adopt): its next
+ * allocation of the size gets it back, pages and all.
  */
 Test(pcp, a_freeing_thread_keeps_another_threads_area)
 {
-	char *p = uvm_vmalloc(5 * 4096);
-	char *got;
-	pthread_t t;
-	struct uvm_stats before, st;
+	char *p = uvm_vmalloc(5 * 4096), *got;
+	struct uvm_stats before = stats(), st;
 
-	p[0] = 1;
-	before = stats();
-	cr_assert_eq(pthread_create(&t, NULL, alloc_then_free_it, p), 0);
-	cr_assert_eq(pthread_join(t, (void **)&got), 0);
+	got = freed_elsewhere(p, alloc_then_free_it);
 	cr_assert_eq(got, p, "the freeing thread did not keep another thread's area");
 	cr_assert_eq(got[0], 1, "the pages were given back on the way");
 	st = stats();
@@ -614,15 +621,10 @@ static void *free_big(void *p)
  */
 Test(pcp, a_large_area_goes_back_to_its_owner)
 {
-	char *p = uvm_vmalloc(200 * 4096), *q;
-	void *got;
-	pthread_t t;
-	struct uvm_stats before, st;
+	char *p = uvm_vmalloc(200 * 4096), *q, *got;
+	struct uvm_stats before = stats(), st;
 
-	p[0] = 1;
-	before = stats();
-	cr_assert_eq(pthread_create(&t, NULL, free_big, p), 0);
-	cr_assert_eq(pthread_join(t, &got), 0);
+	got = freed_elsewhere(p, free_big);
 	cr_assert_neq(got, p, "the freeing thread kept another thread's large area");
 	st = stats();
 	cr_assert_eq(st.pooled_count, before.pooled_count, "the area went to a pool, not its owner");
@@ -646,14 +648,10 @@ static void default_caches(void) { cr_assert_eq(uvm_option_set("UVM_PCP_HIGH", 4
  */
 Test(pcp, a_full_cache_sends_the_area_to_its_owner)
 {
-	char *p = uvm_vmalloc(5 * 4096), *q;
-	void *got;
-	pthread_t t;
+	char *p = uvm_vmalloc(5 * 4096), *q, *got;
 
-	p[0] = 1;
 	small_caches();
-	cr_assert_eq(pthread_create(&t, NULL, alloc_then_free_it, p), 0);
-	cr_assert_eq(pthread_join(t, &got), 0);
+	got = freed_elsewhere(p, alloc_then_free_it);
 	default_caches();
 	cr_assert_neq(got, p, "the freeing thread kept an area it had no room for");
 	q = uvm_vmalloc(5 * 4096);
