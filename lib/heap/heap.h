@@ -21,10 +21,10 @@
  * write: a free of another thread's area that the freeing thread does not
  * keep (pcp_adopt: a large one, or one its cache has no room for) pushes it
  * with one compare-and-swap, and the owner takes the whole list with one
- * exchange on its next miss.  An owner that does
- * not run takes nothing in: at 64 threads on 2 CPUs freeing each other's
- * blocks (allocwork stress), sleeping threads' inboxes held 150 MiB of
- * areas at the peak, for 80 MiB live.  So an inbox that has held more than
+ * exchange on its next miss.  An owner that does not run takes nothing in:
+ * at 64 threads on 2 CPUs freeing each other's blocks (allocwork stress,
+ * before the freeing thread kept them), sleeping threads' inboxes held
+ * 150 MiB of areas at the peak, for 80 MiB live.  So an inbox that has held more than
  * HEAP_INBOX_PAGES for HEAP_INBOX_WAIT_NS takes no more: later frees go
  * to the node's pool, where any running thread's miss finds them, or
  * lazily (stress -t 64: peak RSS 253 -> 231 MB, the medians of 11

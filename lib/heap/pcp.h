@@ -4,10 +4,11 @@
  *
  * A freed area keeps its address range, its pages, its place in its busy
  * tree and its page-map slot; only its live flag drops.  It goes, whole,
- * onto its owner's cache (another thread's free: the freeing thread's while
- * that has room, pcp_adopt, else the owner's inbox): an area of fewer than PCP_BIN_PAGES pages (guard
- * included) onto the bin of its exact page count, a larger one onto the
- * list of its order, hottest first.  An allocation pops its exact bin (the
+ * onto its owner's cache (another thread's free: onto the freeing thread's
+ * while that has room, pcp_adopt, else to the owner's inbox): an area of
+ * fewer than PCP_BIN_PAGES pages (guard included) onto the bin of its
+ * exact page count, a larger one onto the list of its order, hottest
+ * first.  An allocation pops its exact bin (the
  * hit path: plain loads and stores on thread-local memory); on a miss it
  * takes in the inbox, then the next larger non-empty bin (a bitmap says
  * which), then the order lists, trimming a larger area to size on the way
