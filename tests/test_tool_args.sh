@@ -31,6 +31,12 @@ refuses "$allocwork" "-t 0 larson:-t needs" "-t x larson:-t needs" "--scale 5000
 	"--bogus larson:unknown option --bogus" "nosuch:unknown workload nosuch" ":a workload is needed" \
 	"larson mixed:one workload at a time"
 timeout 60 "$allocwork" --threads=1 --scale 1 --json frag > /dev/null || fail "allocwork --threads=1 --scale 1 --json frag failed"
+# -w writes every byte of stress's blocks: the same work, so the same checksum, and the JSON says so.
+plain=$(timeout 60 "$allocwork" --json stress) || fail "allocwork --json stress failed"
+whole=$(timeout 60 "$allocwork" --write-all --json stress) || fail "allocwork --write-all --json stress failed"
+grep -q '"write_all":false' <<<"$plain" && grep -q '"write_all":true' <<<"$whole" || fail "allocwork's write_all: $plain / $whole"
+[ "$(grep -o '"checksum":"[0-9a-f]*"' <<<"$plain")" = "$(grep -o '"checksum":"[0-9a-f]*"' <<<"$whole")" ] ||
+	fail "allocwork -w changed stress's checksum: $plain / $whole"
 # progrun (vmcompare's runner of programs): a bad option or no program is refused; a program's failure is its status.
 refuses "$progrun" "--bogus true:unknown option --bogus" ":a program to run is needed" "--stdin:a value is needed"
 out=$(printf 'b\na\n' | "$progrun" --stdin /dev/stdin -- sort) || fail "progrun -- sort failed"

@@ -771,7 +771,7 @@ bool pcp_shrink(struct heap *h, struct vmap_area *va, uintptr_t at)
  * dry and full in turns, while the others' overflowed to the nodes, to be
  * purged: allocwork stress (threads that swap blocks of 16 B-64 KiB
  * through shared slots, each round on new threads), every byte of its
- * blocks written, took 37.0k page faults on 8 threads and 165k on 32, now
+ * blocks written (-w), took 37.0k page faults on 8 threads and 165k on 32, now
  * 21.3k and 110k (time -27 % and -19 %, peak RSS -13 % and -8 %; tcmalloc
  * 6.5k and 21.8k).  A cache with no room left, and a large area (an order
  * list's, 512 KiB and up), still send it home (the owner's inbox): a

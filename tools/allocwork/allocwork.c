@@ -108,9 +108,11 @@ void work_replace(struct work_lane *w, struct work_slot *s, uint64_t size)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: allocwork [-t THREADS] [-s SCALE] [--json] [--version] WORKLOAD\n"
+	fprintf(f, "usage: allocwork [-t THREADS] [-s SCALE] [-w] [--json] [--version] WORKLOAD\n"
 		   "  -t, --threads THREADS  threads (prodcons: THREADS/2 producer/consumer pairs), 1 to 4096; default 1\n"
 		   "  -s, --scale SCALE      multiplies the amount of work, 1 to 4096; default 1\n"
+		   "  -w, --write-all        write every byte of each block (stress writes its header and last byte,\n"
+		   "                         batch its first byte; the other workloads write every page of theirs)\n"
 		   "  --json                 one JSON object instead of a line of text\n"
 		   "  workloads:\n");
 	for (size_t i = 0; i < NR_WORKLOADS; i++)
@@ -139,9 +141,10 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "threads", required_argument, NULL, 't' }, { "scale", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'J' },          { "version", no_argument, NULL, 'V' },
+		{ "write-all", no_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
 	};
-	struct work_args a = { 1, 1 };
+	struct work_args a = { 1, 1, false };
 	const struct workload *w;
 	struct work_result r = { 0 };
 	struct timespec t0, t1;
@@ -151,7 +154,7 @@ int main(int argc, char **argv)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:s:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:s:wh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 		case 's':
@@ -162,6 +165,9 @@ int main(int argc, char **argv)
 			break;
 		case 'J':
 			json = true;
+			break;
+		case 'w':
+			a.write_all = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -185,9 +191,9 @@ int main(int argc, char **argv)
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (json)
 		printf("{\"schema\":\"uvmalloc.allocwork/1\",\"workload\":\"%s\",\"threads\":%ld,\"scale\":%ld,"
-		       "\"ops\":%llu,\"seconds\":%.6f,\"checksum\":\"%016llx\",\"peak_rss_kib\":%ld,\"rss_end_kib\":%ld,"
+		       "\"write_all\":%s,\"ops\":%llu,\"seconds\":%.6f,\"checksum\":\"%016llx\",\"peak_rss_kib\":%ld,\"rss_end_kib\":%ld,"
 		       "\"live_bytes\":%llu,\"corrupt\":%s}\n",
-		       w->name, a.threads, a.scale, (unsigned long long)r.ops, secs, (unsigned long long)r.checksum,
+		       w->name, a.threads, a.scale, a.write_all ? "true" : "false", (unsigned long long)r.ops, secs, (unsigned long long)r.checksum,
 		       peak_rss_kib(), rss_kib(), (unsigned long long)r.live_bytes, r.corrupt ? "true" : "false");
 	else
 		printf("%s: %llu allocations in %.3f s (%.1f M/s), checksum %016llx, peak RSS %ld KiB, at the end %ld KiB "

@@ -9,6 +9,7 @@
  * central lists.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "work.h"
 
@@ -23,14 +24,19 @@ static const uint32_t sizes[] = { 16, 64, 256, 1024 };
 static const uint32_t bursts[] = { 25, 100, 400, 1600 };
 #define BURST_MAX 1600
 
-/* iters bursts of n blocks of size bytes; the first byte of each written, read back before its free. */
+static bool write_all; /* -w: every byte of each block, not only its first */
+
+/* iters bursts of n blocks of size bytes; the first byte of each written (every byte: -w), read back before its free. */
 static void burst(struct work_lane *l, unsigned char **blk, uint32_t size, uint32_t n, long iters)
 {
 	for (long it = 0; it < iters; it++) {
 		for (uint32_t i = 0; i < n; i++) {
 			if (!(blk[i] = malloc(size)))
 				abort();
-			blk[i][0] = (unsigned char)(i + (uint32_t)it);
+			if (write_all)
+				memset(blk[i], (unsigned char)(i + (uint32_t)it), size);
+			else
+				blk[i][0] = (unsigned char)(i + (uint32_t)it);
 		}
 		for (uint32_t i = 0; i < n; i++) {
 			l->res.corrupt |= blk[i][0] != (unsigned char)(i + (uint32_t)it);
@@ -57,6 +63,7 @@ static void *lane(void *arg)
 
 static void run(const struct work_args *a, struct work_result *r)
 {
+	write_all = a->write_all;
 	work_lanes(a, r, sizeof(struct work_lane), lane, 1, 1);
 }
 

@@ -10,6 +10,7 @@
  */
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "work.h"
 
@@ -23,6 +24,7 @@ struct block {
 
 static _Atomic(struct block *) *slots;
 static long nslots;
+static bool write_all; /* -w: every byte of each block, not its header and last byte */
 
 /* Mostly small (16..512 B), some medium (to 4 KiB), a few large (to 64 KiB). */
 static uint64_t block_size(uint64_t *rng)
@@ -55,6 +57,8 @@ static void *round_of(void *arg)
 
 		if (!b)
 			abort();
+		if (write_all)
+			memset(b, (unsigned char)tag, size);
 		b->size = size;
 		b->tag = tag;
 		((unsigned char *)b)[size - 1] = (unsigned char)tag;
@@ -70,6 +74,7 @@ static void run(const struct work_args *a, struct work_result *r)
 	struct work_lane *lanes = calloc((size_t)a->threads, sizeof(*lanes));
 
 	nslots = SLOTS_PER_THREAD * a->threads;
+	write_all = a->write_all;
 	slots = calloc((size_t)nslots, sizeof(*slots));
 	if (!lanes || !slots)
 		abort();

@@ -12,8 +12,9 @@
 #include <stdint.h>
 
 struct work_args {
-	long threads; /* -t: threads (pairs of threads for prodcons) */
-	long scale;   /* -s: multiplies the amount of work */
+	long threads;   /* -t: threads (pairs of threads for prodcons) */
+	long scale;     /* -s: multiplies the amount of work */
+	bool write_all; /* -w: every byte of each block written, where a workload writes only part of it */
 };
 
 struct work_result {
