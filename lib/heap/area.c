@@ -179,9 +179,7 @@ bool area_free_own_list(struct heap *h, struct vmap_area *va) { return area_push
 
 /*
  * Another thread's area: into this thread's cache as its own, when it has
- * room (pcp_adopt; never one that spans, vnode.h: only its owner's heap
- * can cut the span; a thread that has never allocated has no heap and
- * keeps nothing), else to its owner's inbox (pcp.c); one whose owner has
+ * room (pcp_adopt), else to its owner's inbox (pcp.c); one whose owner has
  * exited, or whose inbox went stale (heap.h), backed to its node's pool,
  * where the next threads' misses find it (lazily, it would wait for a
  * purge while they fault fresh ranges in); one no heap owns (no caches),
@@ -193,7 +191,7 @@ static uvm_noinline void free_foreign(struct heap *h, struct vmap_area *va)
 
 	va->cache = NULL; /* in no cache: the inbox's areas are not to be merged */
 	atomic_store_explicit(&va->live, 0, memory_order_release); /* only now: VA_FREEING */
-	if (h && va->heap && !atomic_load(&h->retired) && !va_spans(va) && pcp_adopt(h, va))
+	if (pcp_adopt(h, va))
 		return;
 	pcp_count_free(h, va_pages(va));
 	if (va->heap && pcp_give_back(va))

@@ -716,10 +716,19 @@ static void put_held(struct pcp *p, struct vmap_area *va, struct list_head *out)
 	}
 }
 
+/* va into the cache of h, which the caller entered: then h left, and what the cache drained to the node. */
+static void put_and_leave(struct heap *h, struct vmap_area *va)
+{
+	LIST_HEAD(out);
+
+	put_held(&h->pcp, va, &out);
+	heap_leave(h);
+	purge_free_lazily(&out);
+}
+
 bool pcp_put(struct heap *h, struct vmap_area *va)
 {
 	size_t pages = va_pages(va);
-	LIST_HEAD(out);
 
 	if (pages > uvm__pcp_high_max) {
 		pcp_count_free(h, pages);
@@ -731,9 +740,7 @@ bool pcp_put(struct heap *h, struct vmap_area *va)
 		return false;
 	}
 	heap_enter(h);
-	put_held(&h->pcp, va, &out);
-	heap_leave(h);
-	purge_free_lazily(&out);
+	put_and_leave(h, va);
 	return true;
 }
 
@@ -782,21 +789,18 @@ bool pcp_shrink(struct heap *h, struct vmap_area *va, uintptr_t at)
  */
 bool pcp_adopt(struct heap *h, struct vmap_area *va)
 {
-	struct pcp *p = &h->pcp;
 	size_t pages = va_pages(va);
-	LIST_HEAD(out);
 
-	if (pages > uvm__pcp_high_max)
+	/* A span is cut only where its heap is held (vnode.h): a spanning area goes home whatever the room. */
+	if (!h || !va->heap || atomic_load(&h->retired) || pages > uvm__pcp_high_max || va_spans(va))
 		return false;
 	heap_enter(h); /* room is the claimers' too (decay, uvm_purge) */
-	if (!atomic_load(&va->heap->retired) && (pages >= PCP_BIN_PAGES || p->room < pages)) {
+	if (!atomic_load(&va->heap->retired) && (pages >= PCP_BIN_PAGES || h->pcp.room < pages)) {
 		heap_leave(h);
 		return false;
 	}
 	va->heap = h;
-	put_held(p, va, &out);
-	heap_leave(h);
-	purge_free_lazily(&out);
+	put_and_leave(h, va);
 	return true;
 }
 

@@ -397,11 +397,12 @@ bool pcp_shrink(struct heap *h, struct vmap_area *va, uintptr_t at);
 /* The heap's cached areas all filed (unfiled ones, vnode.h), before its thread's exit makes it retired. */
 void pcp_heap_unspan(struct heap *h);
 /*
- * Another thread's area va, freed by h's thread (running, h held by no
- * one, va not spanning): into h's cache as h's own while the cache has
- * room for it, for an area of a bin's size, or whatever the room when va's
- * owner has exited (pcp.c says why).  False (nothing done): the caller
- * sends va to its owner, or to the node.
+ * Another thread's area va, not live, freed by the calling thread, whose
+ * heap is h (NULL: it never allocated, and keeps nothing): into h's cache
+ * as h's own while the cache has room for it, for an area of a bin's size,
+ * or whatever the room when va's owner has exited (pcp.c says why); never
+ * one that spans (vnode.h), nor with no caches, nor past h's exit.  False
+ * (nothing done): the caller sends va to its owner, or to the node.
  */
 bool pcp_adopt(struct heap *h, struct vmap_area *va);
 /*
