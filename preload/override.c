@@ -1,8 +1,12 @@
 /*
- * override.c - libuvmalloc-preload.so: the only place where malloc & co.
- * are defined.  Each is the uvm_malloc function of the same meaning in
- * libuvmalloc.so, which this library needs (DT_NEEDED): a program that also
- * links libuvmalloc.so gets the same copy, hence one heap.
+ * override.c - malloc & co. of libuvmalloc-preload.so and .a, the only
+ * place where they are defined.  Each is the uvm_malloc function of the
+ * same meaning.  The preload library holds the whole allocator and exports
+ * the uvm_* API as well: a program that also links libuvmalloc.so, and is
+ * preloaded, finds every name in the preloaded library first, hence one
+ * heap.  There, those of the first lines are the uvm_ functions themselves
+ * under a second name (preload/meson.build: a call lands on the allocator
+ * with no jump between); these definitions serve the static archive.
  */
 #include <errno.h>
 #include <malloc.h>

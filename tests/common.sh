@@ -7,13 +7,11 @@ trap 'rm -rf "$out"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 # For the servers' tests (test_postgres.sh, test_mariadb.sh), which run as a service user when we are
-# root.  preload_copy PRELOAD: the preload library and the libuvmalloc.so.0 it loads, copied under
-# $out where that user can read them (a build directory under /root is not), in the build tree's
-# layout (its RUNPATH is $ORIGIN/../lib); sets $preload_copy to the copy.
+# root.  preload_copy PRELOAD: the preload library (which holds the whole allocator) copied under
+# $out where that user can read it (a build directory under /root is not); sets $preload_copy to the copy.
 preload_copy() {
-	mkdir -p "$out/preload" "$out/lib"
+	mkdir -p "$out/preload"
 	cp "$1" "$out/preload/"
-	cp -L "$(dirname "$1")/../lib/libuvmalloc.so.0" "$out/lib/"
 	chmod -R a+rX "$out"
 	preload_copy=$out/preload/$(basename "$1")
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/test_exports.sh BUILD - the library shows a program its public names only: every global
 # symbol that libuvmalloc.so exports and that libuvmalloc.a defines is uvm_* (or uvm__*), and the
-# preload libraries add the malloc family and C++ operator new/delete, nothing else. A program with
+# preload libraries add the malloc family and C++ operator new/delete, nothing else; the preload
+# library's plain entry points are the uvm_ functions' own addresses. A program with
 # functions named like our internals (slab_alloc, numa_setup, rb_insert) links statically with
 # libuvmalloc.a and calls both.
 . "$(dirname "$0")/common.sh"
@@ -25,7 +26,18 @@ check() { # KIND FILE ALLOWED
 }
 check so "$build/lib/libuvmalloc.so" "$public"
 check a "$build/lib/libuvmalloc.a" "$public"
-check so "$build/preload/libuvmalloc-preload.so" "$malloc_family"
+check so "$build/preload/libuvmalloc-preload.so" "$public|$malloc_family"
+
+# The preload library holds the allocator itself, and its malloc is uvm_malloc under a second name (no
+# jump between a program's call and the allocator): the same address, for each entry point that only
+# passes its arguments on (preload/meson.build).
+pre=$build/preload/libuvmalloc-preload.so
+! readelf -d "$pre" | grep -q 'NEEDED.*libuvmalloc' || fail "libuvmalloc-preload.so needs libuvmalloc.so: a second copy"
+addr() { readelf --dyn-syms -W "$pre" | awk -v s="$1" '$8 == s { print $2 }'; }
+for f in malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign malloc_usable_size; do
+	[ -n "$(addr "$f")" ] && [ "$(addr "$f")" = "$(addr "uvm_$f")" ] || fail "libuvmalloc-preload.so's $f is not uvm_$f"
+done
+echo "exports: libuvmalloc-preload.so's malloc family is the allocator's own entry points"
 check a "$build/preload/libuvmalloc-preload.a" "$public|$malloc_family"
 
 cat >"$out/clash.c" <<'C'

@@ -132,6 +132,20 @@ if browser:
         fail("the --svg chart does not render in chromium")
 print("vmtrace -p: %d interval lines, %d allocations sampled" % (len(lines), final["events"]["sampled_allocs"]))
 
+# -p on the target preloaded too: it maps two copies of the allocator, libuvmalloc.so's, which it links,
+# and the preload library's, whose names come first and which it uses: vmtrace must trace that one.
+proc = subprocess.Popen([target, "--loop", "3"], stdout=subprocess.PIPE, text=True, env=dict(os.environ, LD_PRELOAD=preload))
+if proc.stdout.readline().strip() != "ready":
+    fail("the looping preloaded target did not start")
+r = run(["--json", "-i", "0.25", "-d", "1.0", "-p", str(proc.pid)])
+proc.wait()
+lines = [p for line in r.stdout.splitlines() if line.startswith("{") for p in json.loads(line).get("processes", [])
+         if "allocs_per_s" in p]
+if r.returncode != 0 or not any(p["allocs_per_s"] > 1000 for p in lines):
+    fail("-p on a linked and preloaded target: no line shows it allocating (the unused copy traced?):\n%s%s"
+         % (r.stdout, r.stderr))
+print("vmtrace -p, linked and preloaded: the preload library's copy traced, %d interval lines" % len(lines))
+
 # A traced program that forks while its threads allocate: tests/mt, preloaded, its children followed.
 for i in range(3):
     r = run(["-i", "10", "--sample", "100", "--", "env", "LD_PRELOAD=" + preload, mt])

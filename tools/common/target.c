@@ -108,8 +108,16 @@ enum target_err target_u64(const struct target *t, uint64_t addr, uint64_t *out)
 	return target_read(t, addr, out, sizeof(*out));
 }
 
+/*
+ * The uvm_descriptor symbols of a process's modules: two when it maps both
+ * libuvmalloc.so and libuvmalloc-preload.so, which holds a copy of the
+ * allocator of its own; the one in use is the one that is ready (the other
+ * never sets up).
+ */
+#define MAX_COPIES 4
 struct find_ctx {
-	uint64_t addr;
+	uint64_t addr[MAX_COPIES];
+	unsigned n;
 };
 
 static int find_descriptor(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr base, void *arg)
@@ -124,11 +132,11 @@ static int find_descriptor(Dwfl_Module *mod, void **user, const char *name, Dwar
 		const char *s = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
 
 		if (s && !strcmp(s, "uvm_descriptor") && GELF_ST_TYPE(sym.st_info) == STT_OBJECT && sym.st_shndx != SHN_UNDEF) {
-			ctx->addr = addr;
-			return DWARF_CB_ABORT;
+			ctx->addr[ctx->n++] = addr;
+			break;
 		}
 	}
-	return DWARF_CB_OK;
+	return ctx->n < MAX_COPIES ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
 /* A process that exited may linger as a zombie with no mappings: that is no process to read. */
@@ -241,12 +249,16 @@ enum target_err target_open(struct target *t, pid_t pid)
 	if (err)
 		return from_errno(err);
 	dwfl_getmodules(t->dwfl, find_descriptor, &ctx, 0);
-	if (!ctx.addr)
+	if (!ctx.n)
 		return alive(pid) ? T_NOT_UVM : T_NO_PROCESS;
-	t->desc_addr = ctx.addr;
-	e = target_read(t, ctx.addr, &t->d, sizeof(t->d));
-	if (e)
-		return e;
+	for (unsigned i = ctx.n; i--;) { /* the one that is ready (one copy sets up), else the first */
+		t->desc_addr = ctx.addr[i];
+		e = target_read(t, ctx.addr[i], &t->d, sizeof(t->d));
+		if (e)
+			return e;
+		if (t->d.ready && !memcmp(t->d.magic, UVM_DESCRIPTOR_MAGIC, sizeof(UVM_DESCRIPTOR_MAGIC)))
+			break;
+	}
 	if (memcmp(t->d.magic, UVM_DESCRIPTOR_MAGIC, sizeof(UVM_DESCRIPTOR_MAGIC)))
 		return T_NOT_UVM;
 	if (!t->d.ready)

@@ -74,7 +74,8 @@ static void usage(FILE *f)
 		   "                that samples none is made to (--heap-sample), within one interval, and put back at the end\n"
 		   "  --heap-sample BYTES  the heap profile's mean bytes between samples (default 512K; K, M, G: times 1024...)\n"
 		   "  -o, --output FILE    write the report (text or JSON) to FILE, not stdout, apart from a command's output\n"
-		   "  --lib PATH    the libuvmalloc.so.0 to trace (default: the process's, or the one vmtrace was built with)\n"
+		   "  --lib PATH    the library to trace, libuvmalloc.so.0 or libuvmalloc-preload.so (default: the one the\n"
+		   "                process uses; with a COMMAND, both of vmtrace's own build or install)\n"
 		   "  --svg FILE    at the end, a chart per process of its resident and live bytes, the overhead by where\n"
 		   "                it is held, and the committed span's fragmentation, one point per interval\n"
 		   "exit status: 0 done, 1 failed, 2 usage, 3 not permitted (needs root or CAP_SYS_ADMIN),\n"
@@ -220,64 +221,85 @@ static int preflight(void)
 
 /* ------------------------------------------------------------- library */
 
-/* The libuvmalloc.so a process maps, from /proc/PID/maps. */
-static bool lib_of(pid_t pid, char *out, size_t len)
+/*
+ * The libraries that hold the allocator: libuvmalloc-preload.so holds a
+ * copy of its own (preload/meson.build), the one a process uses whenever
+ * it maps it (its names come first), else libuvmalloc.so's.
+ */
+struct libs {
+	char path[2][PATH_MAX];
+	unsigned n;
+};
+
+/* The library whose allocator a process uses, from /proc/PID/maps: the preload library if it maps one. */
+static bool lib_of(pid_t pid, struct libs *l)
 {
 	char name[64], line[512], path[400];
-	bool found = false;
+	int found = 0; /* 1: libuvmalloc.so, 2: the preload library */
 	FILE *f;
 
 	snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
 	if (!(f = fopen(name, "r")))
 		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
+	while (found < 2 && fgets(line, sizeof(line), f)) {
 		const char *base;
+		int which;
 
-		if (sscanf(line, "%*s %*s %*s %*s %*s %399s", path) != 1)
+		if (sscanf(line, "%*s %*s %*s %*s %*s %399s", path) != 1 || !(base = strrchr(path, '/')))
 			continue;
-		base = strrchr(path, '/');
-		found = base && !strncmp(base + 1, "libuvmalloc.so", 14);
+		which = !strncmp(base + 1, "libuvmalloc-preload.so", 22) ? 2 : !strncmp(base + 1, "libuvmalloc.so", 14) ? 1 : 0;
+		if (which > found) {
+			found = which;
+			snprintf(l->path[0], sizeof(l->path[0]), "%s", path);
+		}
 	}
 	fclose(f);
-	if (found)
-		snprintf(out, len, "%s", path);
+	l->n = found ? 1 : 0;
 	return found;
 }
 
 /*
- * The library of vmtrace's own build or install, which programs of the
- * same build or install map: the build tree's while vmtrace runs from the
- * build tree, else the installed one (both paths fixed at build time).
- * out: PATH_MAX bytes.
+ * The libraries of vmtrace's own build or install, which programs of the
+ * same build or install map, linked or preloaded: the build tree's while
+ * vmtrace runs from the build tree, else the installed ones (paths fixed
+ * at build time); those that exist.
  */
-static bool own_library(char *out)
+static bool own_libraries(struct libs *l)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	bool built;
 
 	if (n < 0)
 		return false;
 	self[n] = 0;
-	return realpath(strncmp(self, VT_BUILD_ROOT "/", strlen(VT_BUILD_ROOT "/")) ? VT_INSTALLED_LIB : VT_BUILD_LIB, out);
+	built = !strncmp(self, VT_BUILD_ROOT "/", strlen(VT_BUILD_ROOT "/"));
+	l->n = 0;
+	if (realpath(built ? VT_BUILD_LIB : VT_INSTALLED_LIB, l->path[l->n]))
+		l->n++;
+	if (realpath(built ? VT_BUILD_PRELOAD : VT_INSTALLED_PRELOAD, l->path[l->n]))
+		l->n++;
+	return l->n > 0;
 }
 
-static int find_library(const struct options *o, char *out, size_t len)
+static int find_library(const struct options *o, struct libs *l)
 {
 	if (o->lib) {
 		if (access(o->lib, R_OK))
 			return fail(EXIT_NO_LIBRARY, "library not found: %s", o->lib);
-		snprintf(out, len, "%s", o->lib);
+		snprintf(l->path[0], sizeof(l->path[0]), "%s", o->lib);
+		l->n = 1;
 		return 0;
 	}
 	if (o->pid) {
 		if (kill(o->pid, 0) && errno == ESRCH)
 			return fail(EXIT_NO_PROCESS, "no process %s", "with that pid");
-		if (!lib_of(o->pid, out, len))
+		if (!lib_of(o->pid, l))
 			return fail(EXIT_NO_LIBRARY, "library not found: the process maps no libuvmalloc.so (%s)",
 				    "is it linked with the library, or started with libuvmalloc-preload.so?");
 		return 0;
 	}
-	if (len < PATH_MAX || !own_library(out))
+	if (!own_libraries(l))
 		return fail(EXIT_NO_LIBRARY, "library not found: %s", "give it with --lib");
 	return 0;
 }
@@ -319,13 +341,19 @@ static pid_t spawn(char **command, unsigned sample, unsigned long long heap_samp
 
 /* -------------------------------------------------------------- attach */
 
-static int attach(struct vmtrace_bpf *skel, pid_t pid, const char *lib, unsigned sample, bool heap)
+#define NPROBES 12
+
+/*
+ * Every probe of lib, its links into links (NULL: the skeleton's own, which
+ * vmtrace_bpf__destroy detaches; the caller detaches the others).
+ */
+static int attach(struct vmtrace_bpf *skel, pid_t pid, const char *lib, unsigned sample, bool heap, struct bpf_link **links)
 {
 	struct {
 		struct bpf_program *prog;
 		struct bpf_link **link;
 		const char *probe;
-	} probes[] = {
+	} probes[NPROBES] = {
 		{ skel->progs.on_snapshot, &skel->links.on_snapshot, "snapshot" },
 		{ skel->progs.on_alloc, &skel->links.on_alloc, "alloc" },
 		{ skel->progs.on_cache_miss, &skel->links.on_cache_miss, "cache_miss" },
@@ -340,14 +368,16 @@ static int attach(struct vmtrace_bpf *skel, pid_t pid, const char *lib, unsigned
 		{ skel->progs.on_prof_free, &skel->links.on_prof_free, "prof_free" },
 	};
 
-	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+	for (size_t i = 0; i < NPROBES; i++) {
+		struct bpf_link **link = links ? &links[i] : probes[i].link;
+
 		/* Unattached, the alloc probe's semaphore stays 0 and malloc does not even count down. */
 		if (!sample && probes[i].link == &skel->links.on_alloc)
 			continue;
 		if (!heap && (probes[i].link == &skel->links.on_prof_alloc || probes[i].link == &skel->links.on_prof_free))
 			continue;
-		*probes[i].link = bpf_program__attach_usdt(probes[i].prog, pid ? pid : -1, lib, "uvmalloc", probes[i].probe, NULL);
-		if (!*probes[i].link) {
+		*link = bpf_program__attach_usdt(probes[i].prog, pid ? pid : -1, lib, "uvmalloc", probes[i].probe, NULL);
+		if (!*link) {
 			int err = -errno;
 
 			if (err == -EPERM || err == -EACCES)
@@ -624,12 +654,13 @@ int main(int argc, char **argv)
 	struct options o;
 	struct report r = { .out = stdout };
 	struct vmtrace_bpf *skel;
-	char lib[PATH_MAX];
+	struct libs libs;
+	struct bpf_link *more[NPROBES] = { NULL }; /* the second library's */
 	pid_t child = 0;
 	bool traced = false;
 	int gate = -1, err = parse(argc, argv, &o);
 
-	if (err || (err = preflight()) || (err = find_library(&o, lib, sizeof(lib))))
+	if (err || (err = preflight()) || (err = find_library(&o, &libs)))
 		return err;
 	r.json = o.json;
 	r.svg = o.svg;
@@ -656,7 +687,9 @@ int main(int argc, char **argv)
 			      : fail(1, "cannot load the BPF programs: %s", strerror(errno));
 	} else {
 		/* A command is followed into its children: attach to every process, keep the family in BPF. */
-		err = attach(skel, o.command ? 0 : o.pid, lib, o.sample, o.heap);
+		err = attach(skel, o.command ? 0 : o.pid, libs.path[0], o.sample, o.heap, NULL);
+		if (!err && libs.n > 1)
+			err = attach(skel, o.command ? 0 : o.pid, libs.path[1], o.sample, o.heap, more);
 	}
 	if (!err) {
 		struct sigaction sa = { .sa_handler = on_child };
@@ -669,13 +702,16 @@ int main(int argc, char **argv)
 		sigaddset(&chld, SIGCHLD);
 		sigprocmask(SIG_BLOCK, &chld, &waiting); /* after the fork: the command's mask is its own */
 		if (!o.json)
-			fprintf(stderr, "vmtrace: tracing %s%s; Ctrl-C to stop\n", lib,
+			fprintf(stderr, "vmtrace: tracing %s%s%s%s; Ctrl-C to stop\n", libs.path[0], libs.n > 1 ? " and " : "",
+				libs.n > 1 ? libs.path[1] : "",
 				o.command ? " in the command and its children" : o.pid ? " in one process" : " in every process");
 		err = run(skel, &r, &o, child, traced, gate, &waiting);
 	} else if (child > 0) {
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
 	}
+	for (size_t i = 0; i < NPROBES; i++)
+		bpf_link__destroy(more[i]);
 	vmtrace_bpf__destroy(skel);
 	for (size_t i = 0; i < r.nprocs; i++) {
 		maps_free(r.procs[i].maps);
