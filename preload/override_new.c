@@ -108,7 +108,11 @@ EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *
 	return alloc_or_null(n, a, t, "_ZnamSt11align_val_tRKSt9nothrow_t", CALLER());
 }
 
-/* delete, delete[], each with nothrow, size, alignment, and size and alignment: all the same free. */
+/*
+ * delete, delete[], each with nothrow, size, alignment, and size and
+ * alignment: all the same free.  In the preload library each is uvm_free
+ * itself under its name (preload/meson.build); these serve the archive.
+ */
 EXPORT void _ZdlPv(void *p) { uvm_free(p); }
 EXPORT void _ZdaPv(void *p) { uvm_free(p); }
 EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *t) { (void)t; uvm_free(p); }

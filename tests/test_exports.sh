@@ -37,6 +37,9 @@ addr() { readelf --dyn-syms -W "$pre" | awk -v s="$1" '$8 == s { print $2 }'; }
 for f in malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign malloc_usable_size; do
 	[ -n "$(addr "$f")" ] && [ "$(addr "$f")" = "$(addr "uvm_$f")" ] || fail "libuvmalloc-preload.so's $f is not uvm_$f"
 done
+for f in $(readelf --dyn-syms -W "$pre" | awk '$8 ~ /^_Zd[la]Pv/ { print $8 }'); do
+	[ "$(addr "$f")" = "$(addr uvm_free)" ] || fail "libuvmalloc-preload.so's $f (a delete) is not uvm_free"
+done
 echo "exports: libuvmalloc-preload.so's malloc family is the allocator's own entry points"
 check a "$build/preload/libuvmalloc-preload.a" "$public|$malloc_family"
 
