@@ -4,9 +4,10 @@
  * same meaning.  The preload library holds the whole allocator and exports
  * the uvm_* API as well: a program that also links libuvmalloc.so, and is
  * preloaded, finds every name in the preloaded library first, hence one
- * heap.  There, those of the first lines are the uvm_ functions themselves
- * under a second name (preload/meson.build: a call lands on the allocator
- * with no jump between); these definitions serve the static archive.
+ * heap.  In that library the first nine below are the uvm_ functions
+ * themselves under a second name (preload/meson.build: a call lands on the
+ * allocator with no jump between); their definitions here serve the
+ * static archive.
  */
 #include <errno.h>
 #include <malloc.h>
