@@ -353,7 +353,7 @@ static int attach(struct vmtrace_bpf *skel, pid_t pid, const char *lib, unsigned
 		struct bpf_program *prog;
 		struct bpf_link **link;
 		const char *probe;
-	} probes[NPROBES] = {
+	} probes[] = {
 		{ skel->progs.on_snapshot, &skel->links.on_snapshot, "snapshot" },
 		{ skel->progs.on_alloc, &skel->links.on_alloc, "alloc" },
 		{ skel->progs.on_cache_miss, &skel->links.on_cache_miss, "cache_miss" },
@@ -367,6 +367,7 @@ static int attach(struct vmtrace_bpf *skel, pid_t pid, const char *lib, unsigned
 		{ skel->progs.on_prof_alloc, &skel->links.on_prof_alloc, "prof_alloc" },
 		{ skel->progs.on_prof_free, &skel->links.on_prof_free, "prof_free" },
 	};
+	_Static_assert(sizeof(probes) / sizeof(probes[0]) == NPROBES, "NPROBES sizes the second library's links");
 
 	for (size_t i = 0; i < NPROBES; i++) {
 		struct bpf_link **link = links ? &links[i] : probes[i].link;
