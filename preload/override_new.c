@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "uvmalloc.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -53,22 +54,22 @@ static void *alloc(size_t size, size_t align, const void *caller)
 	return align ? uvm_aligned_alloc(align, size ? size : 1) : uvm_malloc_caller(size, caller);
 }
 
-#define CALLER() __builtin_extract_return_addr(__builtin_return_address(0))
-
-static __attribute__((noinline)) void *alloc_or_throw(size_t size, size_t align, const void *caller)
+/* After a failed try: the new_handler, then a try again, until one succeeds or there is no handler. */
+static __attribute__((noinline)) void *retry_or_throw(size_t size, size_t align, const void *caller)
 {
 	for (;;) {
-		void *p = alloc(size, align, caller);
-		new_handler handler;
+		new_handler handler = current_handler();
+		void *p;
 
-		if (p)
-			return p;
-		handler = current_handler();
 		if (!handler)
 			throw_bad_alloc();
 		handler();
+		if ((p = alloc(size, align, caller)))
+			return p;
 	}
 }
+
+static void *new_failed(size_t size, const void *caller) { return retry_or_throw(size, 0, caller); }
 
 /* The nothrow forms: next is the mangled name of the same form in libstdc++, t the caller's std::nothrow. */
 static void *alloc_or_null(size_t size, size_t align, const void *t, const char *next, const void *caller)
@@ -83,20 +84,21 @@ static void *alloc_or_null(size_t size, size_t align, const void *t, const char 
 }
 
 /*
- * The first try in line, the loop a call away: with the loop's registers
- * saved on every call, new+delete of 48 bytes took 117 instructions, against
- * 96 for malloc+free.
+ * new and new[] are uvm_malloc's hits with nothing between but a jump: the
+ * failure path goes in as an argument (uvm__malloc_or).  The aligned forms,
+ * rarer, try first and test.
  */
-#define NEW(n, a)                                                   \
+EXPORT void *_Znwm(size_t n) { return uvm__malloc_or(n, new_failed); }
+EXPORT void *_Znam(size_t n) { return uvm__malloc_or(n, new_failed); }
+
+#define NEW_ALIGNED(n, a)                                           \
 	do {                                                        \
 		void *p = alloc(n, a, CALLER());                    \
-		return __builtin_expect(p != NULL, 1) ? p : alloc_or_throw(n, a, CALLER()); \
+		return __builtin_expect(p != NULL, 1) ? p : retry_or_throw(n, a, CALLER()); \
 	} while (0)
 
-EXPORT void *_Znwm(size_t n) { NEW(n, 0); }
-EXPORT void *_Znam(size_t n) { NEW(n, 0); }
-EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t a) { NEW(n, a); }
-EXPORT void *_ZnamSt11align_val_t(size_t n, size_t a) { NEW(n, a); }
+EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t a) { NEW_ALIGNED(n, a); }
+EXPORT void *_ZnamSt11align_val_t(size_t n, size_t a) { NEW_ALIGNED(n, a); }
 EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *t) { return alloc_or_null(n, 0, t, "_ZnwmRKSt9nothrow_t", CALLER()); }
 EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *t) { return alloc_or_null(n, 0, t, "_ZnamRKSt9nothrow_t", CALLER()); }
 EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const void *t)

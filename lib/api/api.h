@@ -43,6 +43,13 @@ static inline struct heap *prof_heap(void)
 	return likely(h) || !atomic_load_explicit(&uvm_ready, memory_order_acquire) ? h : heap_attach();
 }
 
+/*
+ * uvm_malloc for C++'s operator new (preload/override_new.c): where it would
+ * return NULL, failed(size, caller) is called and returns in its place, so
+ * that new calls the new_handler or throws there.
+ */
+void *uvm__malloc_or(size_t size, void *(*failed)(size_t size, const void *caller));
+
 /* The usable bytes of a live block of the malloc family's or an area (not the start-up buffer's), or 0. */
 size_t uvm__live_usable(const void *p);
 

@@ -255,8 +255,11 @@ static uvm_noinline void *malloc_fill(struct heap *h, size_t size, const void *c
 /*
  * The owner's hits in line (a slab's free list, an area's bin) after the
  * profile's countdown; everything else, sampling included, a tail call away.
+ * Always in line: CALLER() is then the entry point's caller, read where a
+ * miss needs it (as an argument, read at entry, it took a frame and two
+ * saved registers on every hit: malloc+free of 64 B 84 -> 92 instructions).
  */
-void *uvm_malloc(size_t size)
+static inline __attribute__((always_inline)) void *malloc_in(size_t size)
 {
 	struct heap *h = uvm__heap;
 	struct vmap_area *va;
@@ -283,6 +286,21 @@ void *uvm_malloc(size_t size)
 		return malloc_counted(size, CALLER());
 	}
 	return malloc_slow(size, CALLER());
+}
+
+void *uvm_malloc(size_t size) { return malloc_in(size); }
+
+/*
+ * operator new's hits are uvm_malloc's own, in line; only what a miss returns
+ * is tested, a hit being known not NULL.  Through uvm_malloc_caller (a call
+ * via the GOT, and a page or more the general way to name the caller),
+ * new+delete of 64 B took 97 instructions, 93 now; of 4 KiB 259, 122 now.
+ */
+void *uvm__malloc_or(size_t size, void *(*failed)(size_t size, const void *caller))
+{
+	void *p = malloc_in(size);
+
+	return likely(p) ? p : failed(size, CALLER());
 }
 
 /* uvm_malloc itself, called from inside the library without its PLT entry. */

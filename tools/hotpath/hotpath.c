@@ -16,6 +16,8 @@
  *   hotpath aligned BYTES LOOPS aligned_alloc(64, BYTES) + free
  *   hotpath realloc BYTES LOOPS malloc(BYTES), realloc to twice that, free: a triple
  *   hotpath usable BYTES LOOPS  malloc(BYTES), malloc_usable_size of it (Redis's way), free
+ *   hotpath new BYTES LOOPS     C++'s operator new(BYTES) + operator delete, the process's
+ *                               (hotpath is C: the preloaded allocator's, which has them)
  *   hotpath null BYTES LOOPS    a function that returns a static buffer + one that does nothing:
  *                               the loop's own cost, which hotpath.sh takes off the others
  *
@@ -24,6 +26,7 @@
  * A warm-up pair runs first, so the loop measures hits only.  Prints the
  * nanoseconds per pair of the loop.
  */
+#include <dlfcn.h>
 #include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -81,6 +84,14 @@ static inline __attribute__((always_inline)) bool pair(void *(*alloc)(size_t), v
 	return true;
 }
 
+/* The process's operator new and delete (mangled names; no C++ runtime here): false when it has none. */
+static bool cxx_new(void *(**alloc)(size_t), void (**release)(void *))
+{
+	*(void **)alloc = dlsym(RTLD_DEFAULT, "_Znwm");
+	*(void **)release = dlsym(RTLD_DEFAULT, "_ZdlPv");
+	return *alloc && *release;
+}
+
 int main(int argc, char **argv)
 {
 	void *(*alloc)(size_t) = malloc;
@@ -91,7 +102,7 @@ int main(int argc, char **argv)
 	long loops;
 
 	if (argc != 4) {
-		fprintf(stderr, "usage: hotpath uvm|malloc|slab|calloc|aligned|realloc|usable|null SIZE LOOPS\n");
+		fprintf(stderr, "usage: hotpath uvm|malloc|slab|calloc|aligned|realloc|usable|new|null SIZE LOOPS\n");
 		return 2;
 	}
 	n = strtoul(argv[2], &end, 10);
@@ -116,6 +127,11 @@ int main(int argc, char **argv)
 		alloc = grown;
 	} else if (!strcmp(argv[1], "usable")) {
 		alloc = asked;
+	} else if (!strcmp(argv[1], "new")) {
+		if (!cxx_new(&alloc, &release)) {
+			fprintf(stderr, "hotpath: no operator new in this process (preload an allocator that has one)\n");
+			return 2;
+		}
 	} else if (strcmp(argv[1], "malloc")) {
 		fprintf(stderr, "hotpath: unknown kind %s\n", argv[1]);
 		return 2;

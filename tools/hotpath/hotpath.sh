@@ -11,7 +11,8 @@
 # 4 KiB, 64 KiB and 1 MiB under each installed allocator (LD_PRELOAD), and
 # the other entry points at 64 B under each: calloc, aligned_alloc(64),
 # malloc+realloc to 128 B (a triple) and malloc+malloc_usable_size, each
-# through a function of hotpath's (its call counted).  Three columns: all instructions per
+# through a function of hotpath's (its call counted), and C++'s operator
+# new+delete of 64 B and 4 KiB under each allocator but glibc.  Three columns: all instructions per
 # pair, the allocator's own (less the loop's, measured with a null
 # allocator: a call that returns a static buffer and one that does
 # nothing), and nanoseconds per pair, all of them: the median of five runs
@@ -64,4 +65,6 @@ for a in "uvmalloc:$build/preload/libuvmalloc-preload.so" "glibc:" "jemalloc:$li
 	[ -z "$so" ] || [ -e "$so" ] || continue
 	for s in 64 4096 65536 1048576; do row "malloc ${s}B $name" "$(per_pair "$so" malloc $s)" "$so" malloc $s; done
 	for k in calloc aligned realloc usable; do row "$k 64B $name" "$(per_pair "$so" $k 64)" "$so" $k 64; done
+	# C++'s operator new: glibc's is libstdc++'s, which hotpath (C) does not load.
+	[ -z "$so" ] || for s in 64 4096; do row "new ${s}B $name" "$(per_pair "$so" new $s)" "$so" new $s; done
 done
