@@ -34,6 +34,7 @@
 
 #include "arena.h"
 #include "heap.h"
+#include "huge.h"
 #include "meta.h"
 #include "options.h"
 #include "os.h"
@@ -151,11 +152,33 @@ static bool cached_in(const struct pcp *p, const struct vmap_area *va)
 	       (uintptr_t)va->cache - (uintptr_t)p < sizeof(*p) + pcp_lists_size(reg.nodes);
 }
 
+/*
+ * Where in va an area aligned to align can start: its first aligned page,
+ * unless that leaves a head of one page, which cannot be an area (a page
+ * and its guard at least): then the next.
+ */
+static uintptr_t aligned_start(const struct vmap_area *va, size_t align)
+{
+	uintptr_t at = (va->va_start + align - 1) & ~(uintptr_t)(align - 1);
+
+	return at - va->va_start == UVM_PAGE_SIZE ? at + align : at;
+}
+
+/*
+ * Whether va holds an area of pages pages aligned to align: at its start,
+ * or further in, its head then cut off (cut_head).  Not only at its start:
+ * a coalesced run of cached areas rarely starts on a slab's 64 KiB, and
+ * every aligned request (slabs, huge bodies, aligned_alloc) missed in a
+ * cache of such runs and took fresh pages while they stayed idle.
+ */
 static bool fits(const struct vmap_area *va, size_t pages, size_t align)
 {
 	/* A hugetlb body can only be split on a 2 MiB boundary: such areas are reused whole or not at all. */
-	return va_pages(va) >= pages && !(va->va_start & (align - 1)) &&
-	       (va_pages(va) == pages || !(va->flags & VA_HUGETLB));
+	if (va->flags & VA_HUGETLB)
+		return va_pages(va) == pages && !(va->va_start & (align - 1));
+	if (align >= HUGE_SIZE)
+		return va_pages(va) >= pages && !(va->va_start & (align - 1));
+	return aligned_start(va, align) + (pages << UVM_PAGE_SHIFT) <= va->va_end;
 }
 
 /* The first exact fit among the hottest PCP_SCAN entries, else the smallest fit among them (best fit keeps large areas whole). */
@@ -557,9 +580,20 @@ struct vmap_area *pcp_spare(struct heap *h)
 }
 
 /*
+ * va cut at at: va keeps what lies before, the spare tail (unfiled,
+ * vnode.h) the rest.  Inside the heap, as every change to a span.
+ */
+static void split(struct heap *h, struct vmap_area *va, uintptr_t at, struct vmap_area *tail)
+{
+	if (unlikely(atomic_load(&h->retired))) /* past pcp_heap_unspan: filed, the locked way */
+		vn_busy_split(va, at, tail);
+	else
+		vn_busy_split_local(va, at, tail);
+}
+
+/*
  * A larger area than asked for is cut to size (the buddy's expand()); the
- * tail stays cached, whole, and unfiled (vnode.h): no lock.  Inside the
- * heap, as every change to a span.
+ * tail stays cached, whole, and unfiled (vnode.h): no lock.
  */
 static void trim(struct heap *h, struct vmap_area *va, size_t pages, struct list_head *out)
 {
@@ -571,12 +605,30 @@ static void trim(struct heap *h, struct vmap_area *va, size_t pages, struct list
 	tail = spare_get(p);
 	if (!tail)
 		return; /* out of metadata: the whole area is handed out */
-	if (unlikely(atomic_load(&h->retired))) /* past pcp_heap_unspan: filed, the locked way */
-		vn_busy_split(va, va->va_start + (pages << UVM_PAGE_SHIFT), tail);
-	else
-		vn_busy_split_local(va, va->va_start + (pages << UVM_PAGE_SHIFT), tail);
+	split(h, va, va->va_start + (pages << UVM_PAGE_SHIFT), tail);
 	link_cached(p, tail);
 	admit(p, va_pages(tail), out);
+}
+
+/*
+ * va found for an aligned request (fits) that starts past va's start: its
+ * head stays cached as an area of its own, and the rest, which starts
+ * aligned, is returned; NULL, and va cached again, when out of metadata.
+ */
+static struct vmap_area *cut_head(struct heap *h, struct vmap_area *va, size_t align, struct list_head *out)
+{
+	uintptr_t at = aligned_start(va, align);
+	struct pcp *p = &h->pcp;
+	struct vmap_area *rest;
+
+	if (at == va->va_start)
+		return va;
+	rest = spare_get(p);
+	if (rest)
+		split(h, va, at, rest);
+	link_cached(p, va);
+	admit(p, va_pages(va), out);
+	return rest;
 }
 
 /* The cached area of p that starts right where va ends, if it can join va. */
@@ -925,6 +977,8 @@ struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t ali
 		coalesce(p, nid);
 		va = search(p, nid, pages, align);
 	}
+	if (va)
+		va = cut_head(h, va, align, &out);
 	if (va) {
 		p->hits++;
 		p->alloc_pages += kept_pages(va, pages);

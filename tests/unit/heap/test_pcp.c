@@ -208,6 +208,39 @@ Test(pcp, alignment_is_respected)
 	cr_assert_neq(q, p);
 }
 
+/*
+ * An aligned request takes an aligned window inside a larger cached area
+ * whose start is not aligned (a slab's 64 KiB in a coalesced run): a hit,
+ * the head before the window cached as an area of its own.  Before, such a
+ * request missed and faulted fresh pages in while the run stayed idle.
+ */
+Test(pcp, an_aligned_request_is_cut_out_of_a_larger_area)
+{
+	enum { ALIGN = 64 << 10, PAGES = 40 };
+	char *big = NULL, *held[4], *q;
+	uintptr_t head;
+	int n = 0;
+	struct uvm_stats before;
+
+	/* One whose start is not 64 KiB aligned, with room for an aligned 16 pages and a head of 2 or more. */
+	while (n < 4 && (held[n] = uvm_vmalloc(PAGES * 4096)) && ((uintptr_t)held[n] % ALIGN == 0 || (uintptr_t)held[n] % ALIGN == ALIGN - 4096))
+		n++;
+	cr_assert_lt(n, 4);
+	big = held[n];
+	uvm_vfree(big);
+	before = stats();
+	q = uvm_vmalloc_aligned(16 * 4096, ALIGN);
+	cr_assert_eq((uintptr_t)q % ALIGN, 0);
+	cr_assert(q > big && q + 16 * 4096 < big + PAGES * 4096, "%p is not inside the cached %p", (void *)q, (void *)big);
+	cr_assert_eq(stats().cache_hits, before.cache_hits + 1);
+	head = (uintptr_t)(q - big) / 4096; /* the head's pages, its guard the last */
+	cr_assert_eq(uvm_vmalloc((head - 1) * 4096), big, "the head is not cached whole");
+	uvm_vfree(big);
+	uvm_vfree(q);
+	while (n--)
+		uvm_vfree(held[n]);
+}
+
 /* A small high, and no purge to take drained areas away from where the test counts them. */
 static void small_high(void)
 {
