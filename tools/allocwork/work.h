@@ -31,7 +31,7 @@ struct workload {
 };
 
 extern const struct workload work_larson, work_prodcons, work_mixed, work_realloc, work_frag, work_large, work_stress,
-	work_local, work_refill, work_buffers, work_churn, work_batch;
+	work_local, work_refill, work_buffers, work_churn, work_batch, work_phases;
 
 /* xorshift64: a cheap, per-thread random stream. */
 static inline uint64_t work_rnd(uint64_t *s)
