@@ -33,8 +33,8 @@
  * age: prodcons is unchanged at 10 ms, but at 4 ms (stress -13 to -19 %)
  * its peak RSS rose 4 % and its faults 7 %.  Heaps are never
  * unmapped; an exited thread's heap is vacant: its slabs are orphaned, but
- * its area cache, still backed, waits (up to PCP_VACANT_PAGES, decaying as
- * an idle thread's) for the next thread, which adopts the heap: one such
+ * its area cache, still backed, waits (up to the thread's high, decaying
+ * as an idle thread's) for the next thread, which adopts the heap: one such
  * warm heap per CPU at most, the others' caches drain whole; one that
  * decay or uvm_purge empties is warm no more (heap_cooled).
  */

@@ -443,6 +443,15 @@ void pcp_heap_unspan(struct heap *h)
 	heap_leave(h);
 }
 
+/*
+ * A warm exit keeps the thread's high, its working set, and not a new
+ * thread's 4 MiB: a program that runs a thread per task hands each next
+ * thread the pages the last one used, where the drained rest went to the
+ * node's lazy list, over its limit, and was purged (a C++ program of 4
+ * threads a round, 40 MB each: 233 k -> 145 k faults, 2.3 -> 1.7 s, peak
+ * RSS 175 -> 189 MB; allocwork local and stress at 64 threads unchanged).
+ * An unadopted one decays by a quarter a step, as an idle thread's.
+ */
 void pcp_heap_vacate(struct heap *h, bool warm)
 {
 	struct pcp *p = &h->pcp;
@@ -450,8 +459,6 @@ void pcp_heap_vacate(struct heap *h, bool warm)
 
 	heap_enter(h);
 	inbox_out(h, true, &out);
-	if (p->high > PCP_VACANT_PAGES)
-		p->high = PCP_VACANT_PAGES;
 	set_room(p, drain_locked(p, cached_pages(p), warm ? p->high : 0, &out));
 	heap_leave(h);
 	purge_free_backed(&out);

@@ -129,14 +129,12 @@ void pcp_heap_init(struct pcp *p);
 void pcp_heap_exit(struct heap *h);
 /*
  * A thread's exit: its inbox and its coldest areas drain to the nodes
- * until PCP_VACANT_PAGES at most stay (warm), or none, for the thread that
- * adopts the heap (heap.h), h busy meanwhile; high becomes
- * PCP_VACANT_PAGES at most, to decay as an idle thread's does.  4 MiB: a
- * new thread's high (PCP_HIGH_MIN_PAGES).  Takes no lock a claimer may
- * hold while it waits (the caller's slab exit, which takes the orphan
- * lock, comes first and outside).
+ * until the thread's high at most stays (warm: its working set, for the
+ * thread that adopts the heap, heap.h), or none, h busy meanwhile; high
+ * then decays as an idle thread's does.  Takes no lock a claimer may hold
+ * while it waits (the caller's slab exit, which takes the orphan lock,
+ * comes first and outside).
  */
-#define PCP_VACANT_PAGES PCP_HIGH_MIN_PAGES
 void pcp_heap_vacate(struct heap *h, bool warm);
 /* Add an exited thread's counters to the process's, and clear them (registry lock held: its heap stays in the walks). */
 void pcp_heap_fold(struct pcp *p);
