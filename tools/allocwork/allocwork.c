@@ -17,7 +17,7 @@
 
 static const struct workload *const workloads[] = { &work_larson, &work_prodcons, &work_mixed, &work_realloc, &work_frag,
 						       &work_large,  &work_stress,   &work_local, &work_refill, &work_buffers, &work_churn,
-						       &work_batch, &work_phases };
+						       &work_batch, &work_phases, &work_tasks };
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
 
 int work_threads(long n, void *(*fn)(void *), void *ctx, size_t stride)

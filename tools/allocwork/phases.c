@@ -57,11 +57,14 @@ static void **bucket(void **buckets, long i, long *cap)
 	return grown;
 }
 
-static void round_of(struct work_lane *w, struct work_slot *obj, long objects, struct work_slot *buf, long buffers)
+void work_index_round(struct work_lane *w, long objects, long buffers)
 {
+	struct work_slot *obj = calloc((size_t)(objects * KINDS), sizeof(*obj)), *buf = calloc((size_t)(2 * buffers), sizeof(*buf));
 	void **buckets = NULL;
 	long cap = 0;
 
+	if (!obj || !buf)
+		abort();
 	for (long i = 0; i < objects; i++) {
 		for (int k = 0; k < KINDS; k++)
 			work_replace(w, &obj[i * KINDS + k], object_size(k, i, &w->rng));
@@ -85,20 +88,16 @@ static void round_of(struct work_lane *w, struct work_slot *obj, long objects, s
 			work_release(w, &obj[i]);
 	w->res.checksum += (uint64_t)cap;
 	free(buckets);
+	free(obj);
+	free(buf);
 }
 
 static void run(const struct work_args *a, struct work_result *r)
 {
-	long objects = OBJECTS * a->scale, buffers = BUFFERS * a->scale;
-	struct work_slot *obj = calloc((size_t)(objects * KINDS), sizeof(*obj)), *buf = calloc((size_t)(2 * buffers), sizeof(*buf));
 	struct work_lane w = { .rng = 0x2545f4914f6cdd1dull };
 
-	if (!obj || !buf)
-		abort();
 	for (long round = 0; round < ROUNDS; round++)
-		round_of(&w, obj, objects, buf, buffers);
-	free(obj);
-	free(buf);
+		work_index_round(&w, OBJECTS * a->scale, BUFFERS * a->scale);
 	*r = w.res;
 }
 

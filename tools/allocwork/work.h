@@ -9,6 +9,7 @@
 #define ALLOCWORK_WORK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct work_args {
@@ -31,7 +32,7 @@ struct workload {
 };
 
 extern const struct workload work_larson, work_prodcons, work_mixed, work_realloc, work_frag, work_large, work_stress,
-	work_local, work_refill, work_buffers, work_churn, work_batch, work_phases;
+	work_local, work_refill, work_buffers, work_churn, work_batch, work_phases, work_tasks;
 
 /* xorshift64: a cheap, per-thread random stream. */
 static inline uint64_t work_rnd(uint64_t *s)
@@ -71,6 +72,13 @@ void work_release(struct work_lane *w, struct work_slot *s);
 void work_replace(struct work_lane *w, struct work_slot *s, uint64_t size);
 /* Write one byte of every page of the slot's block between its ends (work_fill wrote those). */
 void work_write_pages(struct work_slot *s);
+
+/*
+ * One round of phases' work (phases.c), tasks' too: an index of objects x 4
+ * small blocks, then buffers page-sized buffers with their holders, every
+ * page written, half the index erased, and everything freed.
+ */
+void work_index_round(struct work_lane *w, long objects, long buffers);
 
 /* Writes a block's first and last bytes from a tag; work_check reads them back. */
 void work_fill(unsigned char *p, uint64_t size, uint64_t tag);
