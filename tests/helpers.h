@@ -234,6 +234,20 @@ static inline bool kernel_batches_madvise(void)
 	return ok;
 }
 
+/* Whether the kernel may back an MADV_HUGEPAGE range with transparent huge pages. */
+static inline bool thp_possible(void)
+{
+	char buf[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	return !strstr(buf, "[never]") && buf[0];
+}
+
 /* Whether a VmFlags line holds the two-letter flag f ("hg", "nh", "ht"). */
 static inline bool vma_has_flag(const struct vma_info *vi, const char *f)
 {

@@ -30,7 +30,7 @@
 /* Usable bytes of live blocks: areas that are not slabs, less their guard pages, and slab objects at class size. */
 static uint64_t live_bytes(const struct uvm_stats *st, const struct uvm_frag *f)
 {
-	uint64_t slab_area = SLAB_SIZE + UVM_PAGE_SIZE, objects = 0, areas, area_bytes;
+	uint64_t slab_area = SLAB_SIZE, objects = 0, areas, area_bytes;
 
 	for (unsigned c = 0; c < UVM_FRAG_CLASSES + UVM_FRAG_CLASSES_MORE; c++)
 		objects += uvm_frag_class_at(f, c)->live * uvm_frag_class_at(f, c)->size;
@@ -43,7 +43,7 @@ uint64_t frag_metadata_bytes(void) { return heap_bytes() + meta_bytes() + arena_
 
 uint64_t frag_handed_bytes(const struct uvm_stats *st)
 {
-	return st->small_alloc_bytes + st->area_alloc_bytes - slab_made() * SLAB_SIZE;
+	return st->small_alloc_bytes + st->area_alloc_bytes - slab_made() * SLAB_AREA_BYTES;
 }
 
 int uvm_frag_stats(struct uvm_frag *out, size_t size)

@@ -262,6 +262,8 @@ void os_bind(uintptr_t addr, size_t size, unsigned node)
 
 void os_init(int guard_pages) { atomic_store(&guards, guard_pages != 0); }
 
+bool os_guards(void) { return atomic_load_explicit(&guards, memory_order_relaxed); }
+
 void os_abort(const char *fmt, ...)
 {
 	char msg[192];

@@ -6,6 +6,7 @@
 #ifndef UVM_OS_H
 #define UVM_OS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,6 +79,8 @@ void os_bind(uintptr_t addr, size_t size, unsigned node);
 
 /* Turn real guard pages on or off (UVM_GUARD); off, the guard calls below do nothing. */
 void os_init(int guard_pages);
+/* Whether guard pages are real (UVM_GUARD, and the kernel took the first marker). */
+bool os_guards(void);
 /*
  * Guard pages (MADV_GUARD_INSTALL, Linux 6.13+): an access faults.  Where the
  * kernel lacks it, os_guard_install says so once on stderr, returns ENOSYS

@@ -175,6 +175,56 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 	return va;
 }
 
+/*
+ * A fresh 2 MiB-aligned range into h's cache whole (an order list's area),
+ * backed by one huge page, for slabs to be cut from: one fault where pages
+ * faulted one by one cost this guest 11 us each (machine-facts).  The huge
+ * page is faulted in under MADV_HUGEPAGE, which then goes: the range's VMA
+ * merges with its region again, however its pieces are given back later
+ * (a piece purged under the advice split the VMA around it), and
+ * khugepaged, which leaves NOHUGEPAGE ranges alone, never fills a purged
+ * piece's hole again.  The first page is the next slab's anyway.
+ */
+static bool stock_huge(struct heap *h, unsigned nid)
+{
+	unsigned owner = vn_owner_id();
+	struct vmap_area *va;
+	int err;
+
+	if (!huge_wanted(HUGE_SIZE, false) || (HUGE_SIZE >> UVM_PAGE_SHIFT) + 1 > uvm__pcp_high_max ||
+	    !(va = alloc_fresh(nid, owner, HUGE_SIZE + UVM_PAGE_SIZE, HUGE_SIZE, false, &err)))
+		return false;
+	if (!os_hugepage(va->va_start, HUGE_SIZE, 1)) {
+		*(volatile char *)va->va_start = 0;
+		os_hugepage(va->va_start, HUGE_SIZE, 0);
+	}
+	va->flags |= VA_DENSE;
+	va_set_owner(va, owner);
+	va->heap = h;
+	va->caller = NULL;
+	vn_busy_insert(va);
+	pcp_stock(h, va);
+	return true;
+}
+
+struct vmap_area *area_alloc_stocked(struct heap *h, size_t usable, size_t align)
+{
+	unsigned nid = numa_local();
+	size_t pages = (usable >> UVM_PAGE_SHIFT) + 1;
+	struct vmap_area *va;
+
+	h->pcp.hit = &h->pcp.nodes[nid];
+	va = pcp_get(h, nid, pages, align);
+	if (!va && stock_huge(h, nid))
+		va = pcp_get(h, nid, pages, align);
+	if (!va)
+		return NULL;
+	va->flags |= VA_REUSED;
+	va->caller = NULL;
+	area_set_live(va);
+	return va;
+}
+
 bool area_free_own_list(struct heap *h, struct vmap_area *va) { return area_push_own(h, va, false); }
 
 /*

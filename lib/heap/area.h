@@ -133,6 +133,15 @@ static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node
 }
 
 /*
+ * A live area of usable bytes aligned to align from h's cache, which takes
+ * a fresh huge page in when it has none: for a thread that makes many areas
+ * of one size (slabs, slab.h's SLAB_HUGE_AFTER).  NULL when the cache has
+ * none and no huge page could be had (THP off, UVM_THP other than always);
+ * the caller then takes area_alloc's way.  The area may hold old data.
+ */
+struct vmap_area *area_alloc_stocked(struct heap *h, size_t usable, size_t align);
+
+/*
  * The area in a busy tree that starts at addr (live or cached), or NULL;
  * addr lies in region r, or r is NULL: in none.  An unaligned addr reads
  * its page's slot and is no area's start, so the frees' leaves test no

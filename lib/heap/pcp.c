@@ -39,6 +39,7 @@
 #include "options.h"
 #include "os.h"
 #include "purge.h"
+#include "slab.h"
 #include "trace.h"
 #include "vnode.h"
 #include "uvmalloc-descriptor.h"
@@ -184,6 +185,14 @@ static bool fits(const struct vmap_area *va, size_t pages, size_t align)
 	if (align >= HUGE_SIZE || (va->flags & VA_HUGETLB))
 		return va_pages(va) >= pages && !(va->va_start & (align - 1)) &&
 		       (va_pages(va) == pages || !(va->flags & VA_HUGETLB));
+	/*
+	 * A piece of a huge page that slabs are cut from (area_alloc_stocked)
+	 * serves slabs only: its pages are all backed, so an area cut from it
+	 * for anything else would hold its guard page resident (allocwork
+	 * churn's blocks of 1-4 pages: 1.36x the peak RSS).
+	 */
+	if ((va->flags & VA_DENSE) && align < SLAB_SIZE)
+		return false;
 	return aligned_start(va, align) + (pages << UVM_PAGE_SHIFT) <= va->va_end;
 }
 
@@ -867,6 +876,17 @@ bool pcp_adopt(struct heap *h, struct vmap_area *va)
 	va->heap = h;
 	put_and_leave(h, va);
 	return true;
+}
+
+void pcp_stock(struct heap *h, struct vmap_area *va)
+{
+	LIST_HEAD(out);
+
+	heap_enter(h);
+	link_cached(&h->pcp, va);
+	admit(&h->pcp, va_pages(va), &out);
+	heap_leave(h);
+	purge_free_lazily(&out);
 }
 
 bool pcp_give_back(struct vmap_area *va)

@@ -404,6 +404,12 @@ void pcp_heap_unspan(struct heap *h);
  */
 bool pcp_adopt(struct heap *h, struct vmap_area *va);
 /*
+ * A fresh area into h's cache (at most uvm__pcp_high_max pages), counted as
+ * neither an allocation nor a free: stock for the next hits to cut
+ * (area_alloc_stocked).
+ */
+void pcp_stock(struct heap *h, struct vmap_area *va);
+/*
  * Another thread's free of va: onto its owner heap's inbox, for the
  * owner's next miss.  False when the owner is exiting or gone, or its
  * inbox went stale (heap.h): the caller frees va to the node.

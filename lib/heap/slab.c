@@ -181,15 +181,28 @@ static uint32_t inverse(uint32_t m)
 	return x;
 }
 
+/* The bytes a slab's objects may fill: its whole chunk, or up to its guard page when that is real. */
+static size_t slab_span(void) { return os_guards() ? SLAB_AREA_BYTES : SLAB_SIZE; }
+
+/* A slab's area: cut from a huge page in a thread whose slabs hold SLAB_HUGE_AFTER bytes, when it can be. */
+static struct vmap_area *slab_area(struct slab_heap *h)
+{
+	struct vmap_area *va = NULL;
+	int err;
+
+	if (h->carved >= SLAB_HUGE_AFTER && h != &sl.late && !os_guards())
+		va = area_alloc_stocked(container_of(h, struct heap, slab), SLAB_AREA_BYTES, SLAB_SIZE);
+	return va ? va : area_alloc(SLAB_AREA_BYTES, SLAB_SIZE, -1, false, NULL, &err);
+}
+
 static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 {
-	int err;
-	struct vmap_area *va = area_alloc(SLAB_SIZE, SLAB_SIZE, -1, false, NULL, &err);
+	struct vmap_area *va = slab_area(h);
 	struct slab *s;
 
 	if (!va)
 		return NULL;
-	track_unused((void *)va->va_start, SLAB_SIZE);
+	track_unused((void *)va->va_start, slab_span());
 	va->flags |= VA_SLAB;
 	area_set_live(va); /* VA_LIVE: a slab goes back by slab_release_empty only */
 	s = region_chunk(region_of(va->va_start), va->va_start);
@@ -206,7 +219,7 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	s->inv = inverse(s->size >> s->shift);
 	s->cls = cls;
 	s->carved = 0;
-	s->room = (unsigned)(SLAB_SIZE / s->size);
+	s->room = (unsigned)(slab_span() / s->size);
 	s->used = 0;
 	s->va = va;
 	set_full(s, 0);
@@ -1034,6 +1047,7 @@ static void frag_header(struct uvm_frag *f, uintptr_t base)
 	const struct slab *s = r ? region_chunk(r, base) : NULL;
 	unsigned c, room, carved, used;
 	uint64_t pending, live;
+	size_t span;
 	struct uvm_frag_class *k;
 
 	if (!s)
@@ -1042,7 +1056,11 @@ static void frag_header(struct uvm_frag *f, uintptr_t base)
 	room = __atomic_load_n(&s->room, __ATOMIC_RELAXED);
 	carved = __atomic_load_n(&s->carved, __ATOMIC_RELAXED);
 	used = __atomic_load_n(&s->used, __ATOMIC_RELAXED);
-	if (c >= NCLASS || room != SLAB_SIZE / class_size(c) || carved > room || used > room)
+	if (c >= NCLASS)
+		return;
+	/* Either span: a kernel that refuses guard markers turns them off after slabs were made short of theirs. */
+	span = room == SLAB_SIZE / class_size(c) ? SLAB_SIZE : SLAB_AREA_BYTES;
+	if (room != span / class_size(c) || carved > room || used > room)
 		return;
 	pending = slab_remote_count(c, atomic_load_explicit(&s->remote, memory_order_relaxed)) +
 		  in_hand_of(atomic_load_explicit(&s->owner, memory_order_relaxed), c, base);
@@ -1056,7 +1074,7 @@ static void frag_header(struct uvm_frag *f, uintptr_t base)
 	k->never_used += room - carved;
 	k->occupancy[live ? 1 + live * 4 / room - (live == room) : 0]++;
 	f->slab_free_bytes += (carved - live) * class_size(c);
-	f->slab_meta_bytes += SLAB_SIZE - room * class_size(c);
+	f->slab_meta_bytes += span - room * class_size(c);
 }
 
 static void frag_area(const struct vmap_area *va, void *f)

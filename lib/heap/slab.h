@@ -36,6 +36,23 @@
 #include "uvmalloc.h"
 
 #define SLAB_SIZE ((size_t)64 << 10)
+/*
+ * A slab's area is one chunk, its last page the area's guard page, so that
+ * slabs lie side by side: with a guard page past the chunk, each slab took
+ * two chunks of address space, half of every huge page that slabs are cut
+ * from (SLAB_HUGE_AFTER).  Its objects use that page too, which guards
+ * nothing unless UVM_GUARD makes guard pages real (then they stop short).
+ */
+#define SLAB_AREA_BYTES (SLAB_SIZE - UVM_PAGE_SIZE)
+/*
+ * A thread whose slabs hold this many bytes of objects takes new slabs from
+ * huge pages (area_alloc_stocked): one fault backs 32 slabs.  Past this,
+ * the 2 MiB a huge page rounds up to is at most an eighth of what the
+ * thread's slabs hold, and a program of few small objects keeps 4 KiB
+ * pages (a thread that carved 2 MiB was enough for Redis, but held 3 MiB
+ * more of allocwork larson's 7.5).
+ */
+#define SLAB_HUGE_AFTER ((uint64_t)16 << 20)
 #define SLAB_OBJ_MAX ((size_t)16 << 10)
 /* 16..128 by 16, 4 per power of two to 8 KiB, 5 an eighth above 256..4096, then 9, 10, 14 and 16 KiB (slab.c) */
 #define SLAB_CLASSES (8 + 4 * 6 + 5 + 4)

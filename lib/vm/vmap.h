@@ -33,6 +33,7 @@
 #define VA_MOVED 0x10u  /* holds pages mremap moved in: a VMA of its own until given back */
 #define VA_PROF 0x20u  /* a sampled allocation of the heap profile (prof.h): its owner's frees take the slow path */
 #define VA_UNFILED 0x40u /* cached, in no busy tree of its own: inside its span owner's range (vnode.h) */
+#define VA_DENSE 0x80u   /* cut from a huge page taken for slabs (area_alloc_stocked): it serves slabs only (pcp.c) */
 #define VA_NID_SHIFT 8
 
 /*

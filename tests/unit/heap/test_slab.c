@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "area.h"
 #include "arena.h"
 #include "heap.h"
 #include "pcp.h"
@@ -978,4 +979,102 @@ Test(slab, headers_live_out_of_the_slabs)
 	q = uvm_malloc(48);
 	cr_assert_not_null(q);
 	uvm_free(q);
+}
+
+/*
+ * A slab's area is one chunk, its last page included (slab.h): a slab of
+ * 16-byte objects holds SLAB_SIZE / 16 of them, and a thread's slabs lie a
+ * chunk apart, where a guard page past each chunk put them two apart.
+ */
+Test(slab, slabs_fill_whole_chunks_side_by_side)
+{
+	enum { N = 4 * (SLAB_SIZE / 16) };
+	static char *p[N];
+	int switches = 0, adjacent = 0;
+
+	for (int i = 0; i < N; i++)
+		cr_assert_not_null(p[i] = uvm_malloc(16));
+	for (int i = 1; i < N; i++) {
+		struct slab *a = slab_of(p[i - 1]), *b = slab_of(p[i]);
+
+		if (a == b)
+			continue;
+		switches++;
+		cr_assert_eq(a->room, SLAB_SIZE / 16, "a slab of 16-byte objects holds %u", a->room);
+		cr_assert_eq(va_size(area_find(a->base)), SLAB_SIZE, "a slab's area is not its chunk");
+		adjacent += b->base == a->base + SLAB_SIZE;
+	}
+	cr_assert_geq(switches, 3);
+	cr_assert_eq(adjacent, switches, "%d of %d slabs follow the one before", adjacent, switches);
+	for (int i = 0; i < N; i++)
+		uvm_free(p[i]);
+}
+
+enum { PAST_HUGE = (int)((SLAB_HUGE_AFTER + (4u << 20)) / 1024) }; /* 1 KiB objects: 4 MiB past SLAB_HUGE_AFTER */
+
+/* PAST_HUGE objects of 1 KiB, each written, into an array of their own (an area: no slab of theirs). */
+static char **carve_past_huge(void)
+{
+	char **p = uvm_vmalloc(PAST_HUGE * sizeof(*p));
+
+	cr_assert_not_null(p);
+	for (int i = 0; i < PAST_HUGE; i++) {
+		cr_assert_not_null(p[i] = uvm_malloc(1024));
+		p[i][0] = 1;
+	}
+	return p;
+}
+
+static void free_past_huge(char **p)
+{
+	for (int i = 0; i < PAST_HUGE; i++)
+		uvm_free(p[i]);
+	uvm_vfree(p);
+	cr_assert_eq(stats().small_allocs, stats().small_frees);
+}
+
+static bool dense_slab(const void *obj)
+{
+	return area_find(slab_of(obj)->base)->flags & VA_DENSE;
+}
+
+/*
+ * A thread whose slabs hold SLAB_HUGE_AFTER bytes cuts its next slabs from
+ * huge pages (area_alloc_stocked): 32 to a 2 MiB page, which one fault
+ * backs, its MADV_HUGEPAGE gone again (no VMA of its own).  A piece of such
+ * a page left in the cache serves slabs only: an area cut from it would
+ * hold its guard page resident.
+ */
+Test(slab, slabs_past_huge_after_are_cut_from_huge_pages)
+{
+	char **p = carve_past_huge(), *small;
+	struct vma_info vi;
+
+	cr_assert_not(dense_slab(p[0]), "the first slabs are not on small pages");
+	cr_assert(dense_slab(p[PAST_HUGE - 1]), "a slab past SLAB_HUGE_AFTER is not cut from a huge page");
+	cr_assert_eq(slab_of(p[PAST_HUGE - 1])->base % (2u << 20) % SLAB_SIZE, 0);
+	cr_assert(vma_of(p[PAST_HUGE - 1], &vi));
+	cr_assert_not(vma_has_flag(&vi, "hg"), "the advice stayed: %s", vi.flags);
+	cr_assert_gt(vi.end - vi.start, 2u << 20, "the huge page kept a mapping of its own");
+	if (thp_possible())
+		cr_assert_gt(vi.anon_huge_kb, 0, "no huge page backs the slabs");
+	small = uvm_vmalloc(3 * 4096);
+	cr_assert_not_null(small);
+	cr_assert_not(area_find((uintptr_t)small)->flags & VA_DENSE, "an area was cut from a slabs' huge page");
+	uvm_vfree(small);
+	free_past_huge(p);
+}
+
+static void thp_never(void) { setenv("UVM_THP", "never", 1); }
+
+/* UVM_THP=never: every slab stays on small pages. */
+Test(slab, slabs_stay_small_when_thp_is_off, .init = thp_never)
+{
+	char **p = carve_past_huge();
+	struct vma_info vi;
+
+	cr_assert_not(dense_slab(p[PAST_HUGE - 1]), "a slab is cut from a huge page with UVM_THP=never");
+	cr_assert(vma_of(p[PAST_HUGE - 1], &vi));
+	cr_assert_eq(vi.anon_huge_kb, 0, "a huge page with UVM_THP=never");
+	free_past_huge(p);
 }

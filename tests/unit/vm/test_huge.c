@@ -14,19 +14,6 @@
 #define MiB ((size_t)1 << 20)
 #define NR_HUGEPAGES "/proc/sys/vm/nr_hugepages"
 
-static bool thp_possible(void)
-{
-	char buf[128] = "";
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-
-	if (f) {
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = 0;
-		fclose(f);
-	}
-	return !strstr(buf, "[never]") && buf[0];
-}
-
 static int count_vmas(void)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
