@@ -123,6 +123,15 @@ static void reuse_pages(struct vmap_area *va, struct list_head *donors)
 	}
 }
 
+/* va, from a pool or the free tree, into its owner's busy tree as h's (the heap its frees feed). */
+static void file_new(struct heap *h, struct vmap_area *va, unsigned owner)
+{
+	va_set_owner(va, owner);
+	va->heap = uvm__pcp_high_max ? h : NULL; /* without caches, no heap takes frees in */
+	va->cache = NULL;
+	vn_busy_insert(va);
+}
+
 uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, size_t align, int node, bool huge_api,
 					       int *err)
 {
@@ -166,10 +175,7 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 		if (!va)
 			return NULL;
 	}
-	va_set_owner(va, owner);
-	va->heap = uvm__pcp_high_max ? h : NULL; /* without caches, no heap takes frees in */
-	va->cache = NULL;
-	vn_busy_insert(va);
+	file_new(h, va, owner);
 	pcp_count_alloc(h, va_pages(va));
 	trace_snapshot();
 	return va;
@@ -199,10 +205,8 @@ static bool stock_huge(struct heap *h, unsigned nid)
 		os_hugepage(va->va_start, HUGE_SIZE, 0);
 	}
 	va->flags |= VA_DENSE;
-	va_set_owner(va, owner);
-	va->heap = h;
 	va->caller = NULL;
-	vn_busy_insert(va);
+	file_new(h, va, owner);
 	pcp_stock(h, va);
 	return true;
 }
