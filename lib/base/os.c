@@ -174,17 +174,21 @@ size_t os_release_ranges(const struct iovec *r, size_t n)
 
 size_t os_nohugepage_ranges(const struct iovec *r, size_t n) { return advise_ranges(r, n, MADV_NOHUGEPAGE, &refused_nohuge); }
 
-void *os_alloc_meta(size_t size)
+static void *map_meta(size_t size, int flags)
 {
 	void *p;
 
 	count(&nr_mmap);
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	track_meta(p, size);
 	return p;
 }
+
+void *os_alloc_meta(size_t size) { return map_meta(size, MAP_NORESERVE); }
+
+void *os_alloc_meta_backed(size_t size) { return map_meta(size, MAP_POPULATE); }
 
 void os_free_meta(void *p, size_t size)
 {

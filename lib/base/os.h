@@ -30,6 +30,12 @@ void os_process_rss(uint64_t *rss, uint64_t *peak);
 void os_process_faults(uint64_t *minor, uint64_t *major);
 /* Plain read/write anonymous memory for lib/'s own metadata, backed as it is touched. */
 void *os_alloc_meta(size_t size);
+/*
+ * The same, for metadata its caller writes whole at once (a thread heap):
+ * backed by the same system call (MAP_POPULATE), where each page's first
+ * touch would be a fault of its own.
+ */
+void *os_alloc_meta_backed(size_t size);
 
 /* Unmap metadata memory (the page map of a region that could not be reserved, or was given back). */
 void os_free_meta(void *p, size_t size);

@@ -31,7 +31,7 @@ static struct {
 	struct list_head vacant; /* heaps of exited threads: the warm ones first, newest first */
 	unsigned warm, warm_max; /* vacant heaps that kept their area caches, and how many may (thread_exit) */
 	size_t size;            /* of one heap, a page multiple */
-	size_t nr;              /* heaps made (never unmapped; each cleared whole when taken, so resident) */
+	size_t nr;              /* heaps made (never unmapped; backed whole when made, so resident) */
 	pthread_key_t key;
 	bool claims;            /* membarrier works: other threads' heaps can be claimed */
 	bool fork_claimed;      /* the fork in progress claimed every live heap */
@@ -266,7 +266,6 @@ static void adopt(struct heap *h)
 
 struct heap *heap_attach(void)
 {
-	const size_t keep = offsetof(struct heap, busy); /* the inbox and the flag, which other threads read */
 	struct heap *h = NULL;
 
 	if (tls_exited)
@@ -283,10 +282,9 @@ struct heap *heap_attach(void)
 	if (h) {
 		adopt(h);
 	} else {
-		if (!(h = os_alloc_meta(reg.size)))
+		if (!(h = os_alloc_meta_backed(reg.size))) /* zero-filled */
 			return NULL;
 		__atomic_fetch_add(&reg.nr, 1, __ATOMIC_RELAXED);
-		memset((char *)h + keep, 0, reg.size - keep);
 		atomic_store(&h->retired, false);
 		slab_heap_init(&h->slab);
 		pcp_heap_init(&h->pcp);
