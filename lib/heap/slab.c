@@ -92,7 +92,7 @@ static struct {
 	struct list_head orphans[NCLASS];
 	_Atomic unsigned nr_orphans[NCLASS];
 	uint64_t allocs[NCLASS], frees[NCLASS]; /* of exited threads (the heap registry's lock), and frees past exit (atomic) */
-	uint64_t carved;                        /* slab_heap.carved of exited threads, and releases past exit (atomic) */
+	uint64_t carved;                        /* exited threads' slab_heap.carved: their orphans' bytes (atomic) */
 	_Atomic uint64_t slabs;
 	_Atomic unsigned lives; /* slabs ever made: each one's life */
 	uvm_lock_t late_lock; /* late: the slab heap of threads past their exit */
@@ -184,19 +184,13 @@ static uint32_t inverse(uint32_t m)
 /* The bytes a slab's objects may fill: its whole chunk, or up to its guard page when that is real. */
 static size_t slab_span(void) { return os_guards() ? SLAB_AREA_BYTES : SLAB_SIZE; }
 
-/*
- * A slab's area: cut from a huge page in a thread whose slabs hold
- * SLAB_HUGE_AFTER bytes, when it can be.  Signed: a thread that released
- * other threads' orphans took their bytes off its own count, which wraps
- * below zero (uncount_carved); unsigned, allocwork stress on 2 threads
- * read as a large heap and peaked at 11.5 MiB against 9.7.
- */
+/* A slab's area: cut from a huge page in a thread whose slabs hold SLAB_HUGE_AFTER bytes, when it can be. */
 static struct vmap_area *slab_area(struct slab_heap *h)
 {
 	struct vmap_area *va = NULL;
 	int err;
 
-	if ((int64_t)h->carved >= (int64_t)SLAB_HUGE_AFTER && h != &sl.late && !os_guards())
+	if (h->carved >= SLAB_HUGE_AFTER && h != &sl.late && !os_guards())
 		va = area_alloc_stocked(container_of(h, struct heap, slab), SLAB_AREA_BYTES, SLAB_SIZE);
 	return va ? va : area_alloc(SLAB_AREA_BYTES, SLAB_SIZE, -1, false, NULL, &err);
 }
@@ -233,15 +227,26 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	return s;
 }
 
-/* A released slab's carved bytes leave the count: from this thread's heap, or the exited threads' total. */
-static void uncount_carved(unsigned bytes)
-{
-	struct heap *h = uvm__heap;
+/* s's carved bytes, which its owner's count holds (an orphan's: the exited threads' total). */
+static uint64_t carved_bytes(const struct slab *s) { return (uint64_t)s->carved * s->size; }
 
-	if (h)
-		h->slab.carved -= bytes;
+/*
+ * A released slab's carved bytes leave the count that holds them: its
+ * owner's, who releases it (the late heap's under its lock), or for an
+ * orphan, released by whichever thread freed its last object, the exited
+ * threads' total.  Taken off the releasing thread's own count, they made a
+ * thread that emptied others' orphans read as one with a negative heap,
+ * or, unsigned, a huge one (allocwork stress on 2 threads then cut slabs
+ * from huge pages: 11.5 MiB at its peak against 9.7).
+ */
+static void uncount_carved(const struct slab *s)
+{
+	struct slab_heap *o = atomic_load_explicit(&s->owner, memory_order_relaxed);
+
+	if (o)
+		o->carved -= carved_bytes(s);
 	else
-		__atomic_fetch_sub(&sl.carved, bytes, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&sl.carved, carved_bytes(s), __ATOMIC_RELAXED);
 }
 
 void slab_release_empty(struct slab *s)
@@ -250,7 +255,7 @@ void slab_release_empty(struct slab *s)
 
 	check_header(s);
 	va = s->va;
-	uncount_carved(s->carved * s->size);
+	uncount_carved(s);
 	list_del(&s->link);
 	atomic_store_explicit(&s->owner, NULL, memory_order_relaxed);
 	publish(s);
@@ -446,6 +451,9 @@ static struct slab *adopt(struct slab_heap *h, unsigned c)
 	}
 	uvm_unlock(&sl.lock);
 	if (s) {
+		/* Nobody carves an orphan: its bytes move from the exited threads' total to h as they stand. */
+		__atomic_fetch_sub(&sl.carved, carved_bytes(s), __ATOMIC_RELAXED);
+		h->carved += carved_bytes(s);
 		atomic_store_explicit(&s->owner, h, memory_order_seq_cst); /* before the look at its remote word: send_home */
 		publish(s);
 	}

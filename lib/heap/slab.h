@@ -151,9 +151,9 @@ struct slab_heap {
 	/* By class, so that bytes are counts times class sizes: no add of a size on the fast paths. */
 	uint64_t allocs[SLAB_CLASSES], frees[SLAB_CLASSES];
 	/*
-	 * Bytes of objects carved, less those of the slabs released here (this
-	 * thread may release another's orphan: one heap's word may wrap, the sum
-	 * over heaps does not).  Carved less live is the freed objects' bytes.
+	 * Bytes of objects carved in the slabs this thread owns: its own, and
+	 * orphans it adopted, whose bytes come with them.  Summed over heaps and
+	 * the exited threads' total, carved less live is the freed objects' bytes.
 	 */
 	uint64_t carved;
 	/*

@@ -562,11 +562,21 @@ static void *alloc_and_exit(void *arg)
 	return arg;
 }
 
-/* A thread exits with live objects: its slabs are orphaned, freed into, and adopted by the next thread. */
+/* The bytes of objects carved in the calling thread's slabs (slab_heap.carved, which SLAB_HUGE_AFTER is measured on). */
+static uint64_t my_carved(void)
+{
+	uvm_free(uvm_malloc(48)); /* set up, and this thread's heap made: its hand keeps the object */
+	return heap_self()->slab.carved;
+}
+
+/*
+ * A thread exits with live objects: its slabs are orphaned, freed into, and
+ * adopted by the next thread, whose count of slab bytes takes theirs.
+ */
 Test(slab, orphans_are_adopted)
 {
 	pthread_t t;
-	uint64_t slabs;
+	uint64_t slabs, carved = my_carved();
 
 	cr_assert_eq(pthread_create(&t, NULL, alloc_and_exit, NULL), 0);
 	cr_assert_eq(pthread_join(t, NULL), 0);
@@ -578,13 +588,19 @@ Test(slab, orphans_are_adopted)
 		handed[i] = uvm_malloc(48);
 	cr_assert_leq(stats().slabs, slabs, "orphaned slabs were not adopted");
 	cr_assert_eq(stats().small_allocs - stats().small_frees, XN);
+	cr_assert_geq(my_carved() - carved, (uint64_t)XN * 48, "the adopter's count holds %lu bytes of its %d objects",
+		      (unsigned long)(my_carved() - carved), XN * 48);
 }
 
-/* An orphan's last object freed by another thread releases it: no slab stays behind an exited thread. */
+/*
+ * An orphan's last object freed by another thread releases it: no slab
+ * stays behind an exited thread, and the freeing thread's count of slab
+ * bytes stays its own.
+ */
 Test(slab, orphans_emptied_by_remote_frees_are_released)
 {
 	pthread_t t;
-	uint64_t before = stats().slabs;
+	uint64_t carved = my_carved(), before = stats().slabs;
 
 	cr_assert_eq(pthread_create(&t, NULL, alloc_and_exit, NULL), 0);
 	cr_assert_eq(pthread_join(t, NULL), 0);
@@ -594,6 +610,8 @@ Test(slab, orphans_emptied_by_remote_frees_are_released)
 	cr_assert_eq(stats().slabs, before, "%lu orphaned slabs left after their last frees",
 		     (unsigned long)(stats().slabs - before));
 	cr_assert_eq(stats().small_allocs - stats().small_frees, 0);
+	cr_assert_eq(my_carved(), carved, "releasing others' orphans moved this thread's count by %ld bytes",
+		     (long)(my_carved() - carved));
 }
 
 /*
