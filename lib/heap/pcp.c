@@ -1108,6 +1108,7 @@ void pcp_decay(void)
 
 	heap_for_each_claimed(decay_one, &out);
 	purge_free_lazily(&out);
+	purge_decay();
 	slab_decay_orphans();
 }
 

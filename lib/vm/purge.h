@@ -37,12 +37,15 @@ void purge_free_lazily(struct list_head *vas);
  * Frees of areas still backed that no live thread will take in: those of an
  * exited thread (its cache at exit, and its areas freed by others after).
  * They go straight to their owners' pools while the pools hold less than
- * purge_retain_max(), so the next miss of that size reuses them with no
- * fault; the rest go lazily.  Userspace difference: the kernel's lazy list
- * exists to batch TLB flushes, which a range that stays mapped does not
- * need.
+ * lazy_max_pages (purge_lazy_max), so the next misses of those sizes reuse
+ * them with no fault; the rest go lazily.  Pools past purge_retain_max()
+ * decay with time (purge_decay).  Userspace difference: the kernel's lazy
+ * list exists to batch TLB flushes, which a range that stays mapped does
+ * not need.
  */
 void purge_free_backed(struct list_head *vas);
+/* Once a decay period (pcp_decay): pools past purge_retain_max() lose a quarter, as at a purge. */
+void purge_decay(void);
 
 void purge_stats(struct uvm_stats *st);
 

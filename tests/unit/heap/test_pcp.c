@@ -18,6 +18,7 @@
 #include "area.h"
 #include "heap.h"
 #include "pcp.h"
+#include "purge.h"
 #include "uvmalloc.h"
 
 static struct uvm_stats stats(void)
@@ -470,6 +471,53 @@ Test(pcp, at_most_one_warm_vacant_heap_per_cpu)
 	cr_assert_eq(pthread_create(&t, NULL, alloc_the_same_again, &a), 0);
 	cr_assert_eq(pthread_join(t, NULL), 0);
 	cr_assert_eq(a.hits, 10, "the next thread adopted a cold heap: %lu hits of 10", (unsigned long)a.hits);
+}
+
+enum { SET_AREAS = 40, SET_PAGES = 8 }; /* a working set of 1.25 MiB, guard pages included: past the pools' share of nothing busy */
+
+/* A working set cached, its pages written, and the exit once every thread of the test has its own. */
+static void *cache_a_set_then_exit_together(void *arg)
+{
+	char *p[SET_AREAS];
+
+	for (int i = 0; i < SET_AREAS; i++) {
+		p[i] = uvm_vmalloc((SET_PAGES - 1) * 4096);
+		cr_assert_not_null(p[i]);
+		memset(p[i], 7, (SET_PAGES - 1) * 4096);
+	}
+	for (int i = 0; i < SET_AREAS; i++)
+		uvm_vfree(p[i]);
+	pthread_barrier_wait(&all_cached);
+	return arg;
+}
+
+/*
+ * The threads that exit past the warm places leave their caches to the
+ * node pools, backed, however little stays busy: the next threads' misses
+ * take them with no fault (purge_free_backed).  Pools past the busy share
+ * give them back within a few decay periods (purge_decay).
+ */
+Test(pcp, cold_exits_pool_their_working_sets_until_decay)
+{
+	unsigned cpus = (unsigned)get_nprocs(), n = cpus + 2, steps = 0;
+	uint64_t before, set = (uint64_t)SET_AREAS * SET_PAGES * 4096;
+	pthread_t t[n];
+
+	uvm_free(uvm_malloc(1)); /* this thread's own heap first */
+	uvm_purge();
+	before = stats().pooled_bytes;
+	cr_assert_eq(pthread_barrier_init(&all_cached, NULL, n), 0);
+	for (unsigned i = 0; i < n; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, cache_a_set_then_exit_together, NULL), 0);
+	for (unsigned i = 0; i < n; i++)
+		cr_assert_eq(pthread_join(t[i], NULL), 0);
+	cr_assert_eq(pthread_barrier_destroy(&all_cached), 0);
+	cr_assert_geq(stats().pooled_bytes - before, 2 * set, "two cold exits pooled %" PRIu64 " bytes of their %" PRIu64,
+		      stats().pooled_bytes - before, 2 * set);
+	while (stats().pooled_bytes > purge_retain_max() * 4096 && steps++ < 16)
+		pcp_decay();
+	cr_assert_leq(stats().pooled_bytes, purge_retain_max() * 4096, "pools still hold %" PRIu64 " bytes after %u decays",
+		      stats().pooled_bytes, steps);
 }
 
 static pthread_barrier_t started, decayed;
