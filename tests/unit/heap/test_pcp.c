@@ -437,18 +437,21 @@ static void *cache_then_exit_together(void *arg)
 	return NULL;
 }
 
-/* n threads that each cache 10 areas and exit together, joined. */
-static void cache_and_exit_together(unsigned n)
+/* n threads of fn, which waits on all_cached before it exits, joined. */
+static void exit_together(unsigned n, void *(*fn)(void *))
 {
 	pthread_t t[n];
 
 	cr_assert_eq(pthread_barrier_init(&all_cached, NULL, n), 0);
 	for (unsigned i = 0; i < n; i++)
-		cr_assert_eq(pthread_create(&t[i], NULL, cache_then_exit_together, NULL), 0);
+		cr_assert_eq(pthread_create(&t[i], NULL, fn, NULL), 0);
 	for (unsigned i = 0; i < n; i++)
 		cr_assert_eq(pthread_join(t[i], NULL), 0);
 	cr_assert_eq(pthread_barrier_destroy(&all_cached), 0);
 }
+
+/* n threads that each cache 10 areas and exit together, joined. */
+static void cache_and_exit_together(unsigned n) { exit_together(n, cache_then_exit_together); }
 
 /*
  * Threads that exit together leave at most one warm heap per CPU: the
@@ -499,19 +502,13 @@ static void *cache_a_set_then_exit_together(void *arg)
  */
 Test(pcp, cold_exits_pool_their_working_sets_until_decay)
 {
-	unsigned cpus = (unsigned)get_nprocs(), n = cpus + 2, steps = 0;
+	unsigned steps = 0;
 	uint64_t before, set = (uint64_t)SET_AREAS * SET_PAGES * 4096;
-	pthread_t t[n];
 
 	uvm_free(uvm_malloc(1)); /* this thread's own heap first */
 	uvm_purge();
 	before = stats().pooled_bytes;
-	cr_assert_eq(pthread_barrier_init(&all_cached, NULL, n), 0);
-	for (unsigned i = 0; i < n; i++)
-		cr_assert_eq(pthread_create(&t[i], NULL, cache_a_set_then_exit_together, NULL), 0);
-	for (unsigned i = 0; i < n; i++)
-		cr_assert_eq(pthread_join(t[i], NULL), 0);
-	cr_assert_eq(pthread_barrier_destroy(&all_cached), 0);
+	exit_together((unsigned)get_nprocs() + 2, cache_a_set_then_exit_together);
 	cr_assert_geq(stats().pooled_bytes - before, 2 * set, "two cold exits pooled %" PRIu64 " bytes of their %" PRIu64,
 		      stats().pooled_bytes - before, 2 * set);
 	while (stats().pooled_bytes > purge_retain_max() * 4096 && steps++ < 16)
