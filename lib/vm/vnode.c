@@ -677,7 +677,7 @@ void vn_pool_decay(unsigned id, int full, struct list_head *out)
 	uvm_lock(&vn->pools.lock);
 	for (unsigned p = 0; p < VN_POOL_PAGES && vn->pools.nr; p++) {
 		struct vmap_pool *vp = &vn->pools.pool[p];
-		size_t n = full ? vp->len : vp->len >> 2;
+		size_t n = full ? vp->len : (vp->len + 3) >> 2;
 
 		for (; n; n--) {
 			struct vmap_area *va = list_first_entry(&vp->head, struct vmap_area, list);

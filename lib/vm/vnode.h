@@ -125,7 +125,12 @@ struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned 
 void vn_pool_put(struct vmap_area *va);
 /* Pages held in all pools. */
 size_t vn_pooled_pages(void);
-/* Move 1/4 of each pool (all of it when full) onto out, most recently added first (decay_va_pool_node). */
+/*
+ * Move 1/4 of each pool, rounded up (all of it when full), onto out, most
+ * recently added first (decay_va_pool_node, which rounds down: a pool of one
+ * to three areas then waits for a full purge, and exits fill pools of many
+ * sizes, purge.h).
+ */
 void vn_pool_decay(unsigned id, int full, struct list_head *out);
 
 /* Iteration (vmallocinfo, the slabs' figures): copy up to max live (or lazy) areas of node id with va_start > after into buf. */
