@@ -132,6 +132,18 @@ static void file_new(struct heap *h, struct vmap_area *va, unsigned owner)
 	vn_busy_insert(va);
 }
 
+/* h's cached area of pages pages aligned to align on node nid, out of the cache (it may hold old data), or NULL. */
+static struct vmap_area *cache_take(struct heap *h, unsigned nid, size_t pages, size_t align)
+{
+	struct vmap_area *va = pcp_get(h, nid, pages, align);
+
+	if (va) {
+		va->flags |= VA_REUSED;
+		trace_snapshot(); /* a program that only ever hits its caches still sends snapshots */
+	}
+	return va;
+}
+
 uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, size_t align, int node, bool huge_api,
 					       int *err)
 {
@@ -147,11 +159,8 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 
 	if (huge && align < HUGE_SIZE)
 		align = HUGE_SIZE;
-	if (h && (va = pcp_get(h, nid, size >> UVM_PAGE_SHIFT, align))) {
-		va->flags |= VA_REUSED;
-		trace_snapshot(); /* a program that only ever hits its caches still sends snapshots */
+	if (h && (va = cache_take(h, nid, size >> UVM_PAGE_SHIFT, align)))
 		return va;
-	}
 	pcp_decay_maybe();
 	if (size <= VN_POOL_PAGES * UVM_PAGE_SIZE)
 		va = vn_pool_get(owner, size >> UVM_PAGE_SHIFT, align, nid);
@@ -218,12 +227,11 @@ struct vmap_area *area_alloc_stocked(struct heap *h, size_t usable, size_t align
 	struct vmap_area *va;
 
 	h->pcp.hit = &h->pcp.nodes[nid];
-	va = pcp_get(h, nid, pages, align);
+	va = cache_take(h, nid, pages, align);
 	if (!va && stock_huge(h, nid))
-		va = pcp_get(h, nid, pages, align);
+		va = cache_take(h, nid, pages, align);
 	if (!va)
 		return NULL;
-	va->flags |= VA_REUSED;
 	va->caller = NULL;
 	area_set_live(va);
 	return va;

@@ -198,11 +198,12 @@ static struct vmap_area *slab_area(struct slab_heap *h)
 static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 {
 	struct vmap_area *va = slab_area(h);
+	size_t span = slab_span(); /* once: a kernel that refuses guard markers turns them off for good at any time */
 	struct slab *s;
 
 	if (!va)
 		return NULL;
-	track_unused((void *)va->va_start, slab_span());
+	track_unused((void *)va->va_start, span);
 	va->flags |= VA_SLAB;
 	area_set_live(va); /* VA_LIVE: a slab goes back by slab_release_empty only */
 	s = region_chunk(region_of(va->va_start), va->va_start);
@@ -219,7 +220,7 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 	s->inv = inverse(s->size >> s->shift);
 	s->cls = cls;
 	s->carved = 0;
-	s->room = (unsigned)(slab_span() / s->size);
+	s->room = (unsigned)(span / s->size);
 	s->used = 0;
 	s->va = va;
 	set_full(s, 0);
