@@ -93,6 +93,7 @@ static inline void list_splice_tail(struct list_head *from, struct list_head *to
 
 #define list_entry(ptr, type, member) container_of(ptr, type, member)
 #define list_first_entry(head, type, member) list_entry((head)->next, type, member)
+#define list_last_entry(head, type, member) list_entry((head)->prev, type, member)
 #define list_for_each_entry(pos, head, member)                                  \
 	for (pos = list_entry((head)->next, __typeof__(*pos), member);          \
 	     &pos->member != (head);                                            \

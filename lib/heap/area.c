@@ -4,7 +4,8 @@
  *
  * Allocation, in the order seed 003 asks for: the thread's own cache, its
  * exact bin first, then larger areas (pcp.c); then the owner node's pool of
- * the exact page count; then the NUMA node's free tree (a fresh range: it
+ * the exact page count, or for a large area the smallest pooled large one
+ * of any node, cut to size in the cache; then the NUMA node's free tree (a fresh range: it
  * gets its huge body or its pages populated here); then, when the tree is
  * full, every cache drained and a full purge, and the tree again; then a new
  * region.  The owner is recorded even when the pool missed, so the area's
@@ -144,6 +145,23 @@ static struct vmap_area *cache_take(struct heap *h, unsigned nid, size_t pages, 
 	return va;
 }
 
+/*
+ * For h's miss of pages pages (more than a pool of one size holds): an
+ * exited thread's large area from the pools, cut to size in h's cache as a
+ * cached area is, its tail left cached (the buddy's expand()); or NULL.
+ * An area larger than a cache may hold is not taken.
+ */
+static struct vmap_area *pool_take_large(struct heap *h, unsigned nid, unsigned owner, size_t pages, size_t align)
+{
+	struct vmap_area *va;
+
+	if (pages > uvm__pcp_high_max || !(va = vn_pool_get_large(owner, pages, uvm__pcp_high_max, align, nid)))
+		return NULL;
+	file_new(h, va, owner);
+	pcp_stock(h, va);
+	return cache_take(h, nid, pages, align);
+}
+
 uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, size_t align, int node, bool huge_api,
 					       int *err)
 {
@@ -164,6 +182,8 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 	pcp_decay_maybe();
 	if (size <= VN_POOL_PAGES * UVM_PAGE_SIZE)
 		va = vn_pool_get(owner, size >> UVM_PAGE_SHIFT, align, nid);
+	else if (h && (va = pool_take_large(h, nid, owner, size >> UVM_PAGE_SHIFT, align)))
+		return va;
 	if (va) {
 		va->flags |= VA_REUSED;
 	} else {

@@ -306,6 +306,10 @@ static void purge_if_over(size_t lazy)
  * the pages still busy, few once the exiting thread had freed its own)
  * sent most of it lazily to the next purge.  allocwork tasks (6 rounds of
  * 4 threads on 2 CPUs, 10 MB each) faulted every round's pages in again.
+ * Large areas too (vn_pool_get_large): a thread per task that callocs a
+ * table of 2 MB read it before writing it, and each fresh page took a
+ * fault for the read (the zero page) and another, with a TLB flush on
+ * every CPU of the process, for the write.  A hugetlb body stays out.
  */
 static void free_areas(struct list_head *vas, bool pooling)
 {
@@ -319,7 +323,7 @@ static void free_areas(struct list_head *vas, bool pooling)
 	list_for_each_entry_safe(va, n, vas, list) {
 		list_del(&va->list);
 		vn_busy_erase(va);
-		if (va_pages(va) <= VN_POOL_PAGES && pooled + va_pages(va) <= retain) {
+		if (!(va->flags & VA_HUGETLB) && pooled + va_pages(va) <= retain) {
 			pooled += va_pages(va);
 			vn_pool_put(va);
 		} else {

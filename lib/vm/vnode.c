@@ -45,6 +45,12 @@ struct vmap_node {
 		size_t nr, bytes;
 		uint64_t hits, misses;
 		struct vmap_pool pool[VN_POOL_PAGES];
+		/*
+		 * The areas of more than VN_POOL_PAGES pages, smallest first (the
+		 * kernel pools none: its large areas are rare, and exits leave it
+		 * none): vn_pool_get_large's best fit.
+		 */
+		struct vmap_pool large;
 	} pools uvm_cacheline_aligned;
 };
 
@@ -73,6 +79,7 @@ int vn_init(unsigned nr)
 		va_set_init(&vn->busy);
 		va_set_init(&vn->lazy);
 		uvm_lock_init(&vn->pools.lock);
+		list_init(&vn->pools.large.head);
 		for (unsigned p = 0; p < VN_POOL_PAGES; p++) {
 			list_init(&vn->pools.pool[p].head);
 			list_init(&vn->lazy_fit[p]);
@@ -620,15 +627,106 @@ struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned 
 	return va;
 }
 
+/* va into the large pool vp, after the smaller areas and before those of its size (the most recent first). */
+static void large_put(struct vmap_pool *vp, struct vmap_area *va)
+{
+	struct vmap_area *at;
+
+	list_for_each_entry(at, &vp->head, list)
+		if (va_pages(at) >= va_pages(va))
+			break;
+	list_add_tail(&va->list, &at->list);
+}
+
 void vn_pool_put(struct vmap_area *va)
 {
 	struct vmap_node *vn = owner_node(va);
-	struct vmap_pool *vp = &vn->pools.pool[va_pages(va) - 1];
+	bool large = va_pages(va) > VN_POOL_PAGES;
+	struct vmap_pool *vp = large ? &vn->pools.large : &vn->pools.pool[va_pages(va) - 1];
 
 	uvm_lock(&vn->pools.lock);
-	list_add(&va->list, &vp->head);
+	if (large)
+		large_put(vp, va);
+	else
+		list_add(&va->list, &vp->head);
 	pool_count(vn, vp, va, 1);
 	uvm_unlock(&vn->pools.lock);
+}
+
+/* The smallest area of node vn's large pool of pages to max pages that serves align on nid, or NULL (its lock held). */
+static struct vmap_area *large_fit(struct vmap_node *vn, size_t pages, size_t max, size_t align, unsigned nid)
+{
+	struct vmap_area *va;
+
+	list_for_each_entry(va, &vn->pools.large.head, list) {
+		if (va_pages(va) > max)
+			break;
+		if (va_pages(va) >= pages && fits(va, align, nid))
+			return va;
+	}
+	return NULL;
+}
+
+/* The pages of that area of node vn's, or 0: read under the lock, since another thread may take and cut it. */
+static size_t large_peek(struct vmap_node *vn, size_t pages, size_t max, size_t align, unsigned nid)
+{
+	struct vmap_area *va;
+	size_t fit;
+
+	if (!__atomic_load_n(&vn->pools.large.len, __ATOMIC_RELAXED))
+		return 0;
+	uvm_lock(&vn->pools.lock);
+	va = large_fit(vn, pages, max, align, nid);
+	fit = va ? va_pages(va) : 0;
+	uvm_unlock(&vn->pools.lock);
+	return fit;
+}
+
+/* That area of node vn's, taken out; or NULL. */
+static struct vmap_area *large_take(struct vmap_node *vn, size_t pages, size_t max, size_t align, unsigned nid)
+{
+	struct vmap_area *va;
+
+	if (!__atomic_load_n(&vn->pools.large.len, __ATOMIC_RELAXED))
+		return NULL;
+	uvm_lock(&vn->pools.lock);
+	va = large_fit(vn, pages, max, align, nid);
+	if (va) {
+		list_del(&va->list);
+		pool_count(vn, &vn->pools.large, va, -1);
+	}
+	uvm_unlock(&vn->pools.lock);
+	return va;
+}
+
+/*
+ * The best fit over every node's large pool: a thread draws its node
+ * round robin, so the next thread's node is seldom the exited one's, and
+ * a large miss faults in hundreds of pages, where a look at each node
+ * costs a lock.  A first look finds the node, a second takes its best
+ * (another thread may have taken the one seen); if that node has none
+ * left, any node's.
+ */
+struct vmap_area *vn_pool_get_large(unsigned id, size_t pages, size_t max, size_t align, unsigned nid)
+{
+	struct vmap_area *va = NULL;
+	unsigned best = 0;
+	size_t fit = max + 1, f;
+
+	for (unsigned i = 0; i < nr_nodes; i++) {
+		unsigned k = (id + i) % nr_nodes;
+
+		if ((f = large_peek(&nodes[k], pages, fit - 1, align, nid))) {
+			best = k;
+			fit = f;
+		}
+	}
+	if (fit <= max)
+		va = large_take(&nodes[best], pages, max, align, nid);
+	for (unsigned i = 0; i < nr_nodes && !va && fit <= max; i++)
+		va = large_take(&nodes[(id + i) % nr_nodes], pages, max, align, nid);
+	__atomic_fetch_add(va ? &nodes[id].pools.hits : &nodes[id].pools.misses, 1, __ATOMIC_RELAXED);
+	return va;
 }
 
 size_t vn_busy_pages(void)
@@ -670,6 +768,20 @@ size_t vn_pooled_pages(void)
 	return bytes >> UVM_PAGE_SHIFT;
 }
 
+/* The same for vn's large pool (its lock held): the largest first, which give the most back. */
+static void large_decay(struct vmap_node *vn, int full, struct list_head *out)
+{
+	struct vmap_pool *vp = &vn->pools.large;
+
+	for (size_t n = full ? vp->len : (vp->len + 3) >> 2; n; n--) {
+		struct vmap_area *va = list_last_entry(&vp->head, struct vmap_area, list);
+
+		list_del(&va->list);
+		list_add_tail(&va->list, out);
+		pool_count(vn, vp, va, -1);
+	}
+}
+
 void vn_pool_decay(unsigned id, int full, struct list_head *out)
 {
 	struct vmap_node *vn = &nodes[id];
@@ -687,6 +799,7 @@ void vn_pool_decay(unsigned id, int full, struct list_head *out)
 			pool_count(vn, vp, va, -1);
 		}
 	}
+	large_decay(vn, full, out);
 	uvm_unlock(&vn->pools.lock);
 }
 

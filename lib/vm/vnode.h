@@ -19,7 +19,7 @@
 #include "vmap.h"
 #include "uvmalloc.h"
 
-#define VN_POOL_PAGES 256 /* pools hold areas of 1..256 pages, guard included (MAX_VA_SIZE_PAGES) */
+#define VN_POOL_PAGES 256 /* pools of one page count hold areas of 1..256 pages, guard included (MAX_VA_SIZE_PAGES); one pool, the larger */
 #define VN_MAX_NODES 128
 
 /* Set up nr nodes (1..VN_MAX_NODES) from metadata memory.  0 or ENOMEM. */
@@ -122,6 +122,15 @@ void vn_lazy_sub(size_t pages);
  * node id's pool, else from its lazy areas (before the purge takes them), or NULL.
  */
 struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned nid);
+/*
+ * An area of pages to max pages (more than VN_POOL_PAGES) on NUMA node nid
+ * whose start is aligned to align, the smallest there is: from node id's
+ * pool of large areas, else another node's; or NULL.  Exits pool large
+ * areas too (purge_free_backed), for the next threads: the caller cuts the
+ * area to size (area.c).
+ */
+struct vmap_area *vn_pool_get_large(unsigned id, size_t pages, size_t max, size_t align, unsigned nid);
+/* Into its owner node's pool of its page count, or of large areas. */
 void vn_pool_put(struct vmap_area *va);
 /* Pages held in all pools. */
 size_t vn_pooled_pages(void);
@@ -129,7 +138,7 @@ size_t vn_pooled_pages(void);
  * Move 1/4 of each pool, rounded up (all of it when full), onto out, most
  * recently added first (decay_va_pool_node, which rounds down: a pool of one
  * to three areas then waits for a full purge, and exits fill pools of many
- * sizes, purge.h).
+ * sizes, purge.h); the large areas' pool the largest first.
  */
 void vn_pool_decay(unsigned id, int full, struct list_head *out);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/sysinfo.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "area.h"
@@ -515,6 +516,79 @@ Test(pcp, cold_exits_pool_their_working_sets_until_decay)
 		pcp_decay();
 	cr_assert_leq(stats().pooled_bytes, purge_retain_max() * 4096, "pools still hold %" PRIu64 " bytes after %u decays",
 		      stats().pooled_bytes, steps);
+}
+
+/* Pages of each thread's large areas (more than a pool of one size holds, VN_POOL_PAGES; under a huge page), and the miss's. */
+static const unsigned large_pages[] = { 300, 500, 400 };
+enum { LARGE_ASKED = 350, LARGE_FIT = 2, LARGE_THREADS = 64 };
+static char *_Atomic exited_large[LARGE_THREADS][3];
+static atomic_uint nr_exited_large;
+
+/* Large areas written and freed, their addresses noted, and the exit once every thread of the test has them cached. */
+static void *cache_large_areas_then_exit_together(void *arg)
+{
+	unsigned me = atomic_fetch_add(&nr_exited_large, 1) % LARGE_THREADS;
+
+	for (unsigned k = 0; k < 3; k++) {
+		char *p = uvm_vmalloc((large_pages[k] - 1) * 4096);
+
+		cr_assert_not_null(p);
+		memset(p, 7, (large_pages[k] - 1) * 4096);
+		exited_large[me][k] = p;
+	}
+	for (unsigned k = 0; k < 3; k++)
+		uvm_vfree(exited_large[me][k]);
+	pthread_barrier_wait(&all_cached);
+	return arg;
+}
+
+static long thread_faults(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_minflt;
+}
+
+/*
+ * An exited thread's large areas wait in the pools too, and a later miss
+ * of a large size takes the smallest that holds it, cut to size, still
+ * backed: no page of it faults again (a thread per task that allocates a
+ * large table).  Decay gives the rest back.
+ */
+Test(pcp, cold_exits_pool_large_areas_for_later_misses)
+{
+	unsigned n = (unsigned)get_nprocs() + 2, steps = 0;
+	char *q[2];
+
+	cr_assert_leq(n, LARGE_THREADS);
+	uvm_free(uvm_malloc(1)); /* this thread's own heap first */
+	uvm_purge();
+	exit_together(n, cache_large_areas_then_exit_together);
+	cr_assert_geq(stats().pooled_bytes, 2ull * (300 + 500 + 400) * 4096, "two cold exits pooled %" PRIu64 " bytes",
+		      stats().pooled_bytes);
+	/* Two misses: a first fit would take an area of 500 pages for one of them, in whichever order the pool holds them. */
+	for (int k = 0; k < 2; k++) {
+		uint64_t hits = stats().pool_hits;
+		bool best = false;
+		long faults;
+
+		q[k] = uvm_vmalloc((LARGE_ASKED - 1) * 4096);
+		cr_assert_not_null(q[k]);
+		cr_assert_eq(stats().pool_hits, hits + 1, "miss %d did not take a pooled area", k);
+		for (unsigned i = 0; i < n; i++)
+			best |= q[k] >= exited_large[i][LARGE_FIT] && q[k] < exited_large[i][LARGE_FIT] + large_pages[LARGE_FIT] * 4096;
+		cr_assert(best, "%p is in none of the exited threads' areas of %u pages", (void *)q[k], large_pages[LARGE_FIT]);
+		faults = thread_faults();
+		memset(q[k], 1, (LARGE_ASKED - 1) * 4096);
+		cr_assert_eq(thread_faults(), faults, "%ld of its %d pages faulted in again", thread_faults() - faults,
+			     LARGE_ASKED - 1);
+	}
+	uvm_vfree(q[0]);
+	uvm_vfree(q[1]);
+	while (stats().pooled_bytes && steps++ < 16)
+		purge_now(0);
+	cr_assert_eq(stats().pooled_bytes, 0, "pools still hold %" PRIu64 " bytes after %u purges", stats().pooled_bytes, steps);
 }
 
 static pthread_barrier_t started, decayed;
