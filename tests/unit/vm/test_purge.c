@@ -99,6 +99,36 @@ Test(purge, lazy_areas_are_reused_before_the_purge, .init = no_auto_purge)
 	cr_assert_eq(stats().lazy_count, 1, "only the other size's area is still lazy");
 }
 
+static void two_nodes_no_auto_purge(void)
+{
+	no_auto_purge();
+	setenv("UVM_NODES", "2", 1);
+}
+
+static void *free_written_then_exit(void *arg)
+{
+	free_written();
+	return arg;
+}
+
+/*
+ * A miss that finds its own node's pool and lazy areas empty takes another
+ * node's pooled area: an exited thread's areas pool in its node, and the
+ * next thread draws the next node.
+ */
+Test(purge, a_miss_takes_another_nodes_pooled_area, .init = two_nodes_no_auto_purge)
+{
+	pthread_t t;
+
+	uvm_vfree(uvm_vmalloc(4096)); /* this thread's node first: the next thread draws the other */
+	purge_now(1);
+	cr_assert_eq(pthread_create(&t, NULL, free_written_then_exit, NULL), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	purge_now(0);
+	cr_assert_eq(stats().pooled_count, REUSED, "%lu areas pooled", (unsigned long)stats().pooled_count);
+	reused_as_they_were("the other node's pool");
+}
+
 /* Crossing lazy_max_pages runs exactly one purge, which empties every lazy list. */
 Test(purge, threshold_triggers_one_batched_purge, .init = node_layer)
 {
