@@ -20,6 +20,7 @@
 #include "arena.h"
 #include "heap.h"
 #include "pcp.h"
+#include "purge.h"
 #include "slab.h"
 #include "uvmalloc.h"
 
@@ -1080,6 +1081,50 @@ Test(slab, slabs_past_huge_after_are_cut_from_huge_pages)
 	cr_assert_not_null(small);
 	cr_assert_not(area_find((uintptr_t)small)->flags & VA_DENSE, "an area was cut from a slabs' huge page");
 	uvm_vfree(small);
+	free_past_huge(p);
+}
+
+/*
+ * Past SLAB_HUGE_AFTER, a slab whose cache has no piece left takes a
+ * pooled slab-sized area (an exited thread's, or a drained piece a purge
+ * pooled) before it faults a fresh huge page in: a program whose phases
+ * drain its cache between rounds stocked 81 huge pages where the pools
+ * held the pieces it had given up.
+ */
+Test(slab, past_huge_after_a_pooled_area_comes_before_a_fresh_huge_page)
+{
+	char **p = carve_past_huge();
+	struct slab *s = slab_of(p[PAST_HUGE - 200]), *next;
+	uint64_t hits;
+	char *q[2 * SLAB_SIZE / 1024];
+	int n = 0;
+
+	cr_assert(dense_slab(p[PAST_HUGE - 200]));
+	for (int i = 0; i < SLAB_MAG; i++) /* the hand filled first, so that the frees below reach their slab */
+		cr_assert_not_null(q[i] = uvm_malloc(1024));
+	next = slab_of(q[SLAB_MAG - 1]); /* the current slab */
+	for (int i = 0; i < SLAB_MAG; i++)
+		uvm_free(q[i]);
+	for (int i = 0; i < PAST_HUGE; i++) /* then one whole slab emptied: released to the cache */
+		if (p[i] && slab_of(p[i]) == s) {
+			uvm_free(p[i]);
+			p[i] = NULL;
+		}
+	cr_assert_gt(stats().cached_count, 0, "the emptied slab was not released");
+	pcp_drain_all();
+	purge_now(0);
+	cr_assert_gt(stats().pooled_count, 0, "no slab-sized area was pooled");
+	hits = stats().pool_hits;
+	do { /* past the current slab's room */
+		cr_assert_not_null(q[n] = uvm_malloc(1024));
+	} while (slab_of(q[n++]) == next && n < (int)(sizeof(q) / sizeof(q[0])));
+	cr_assert_neq(slab_of(q[n - 1]), next, "no new slab after %d objects", n);
+	cr_assert_gt(stats().pool_hits, hits, "the new slab took a fresh huge page, not a pooled area");
+	while (n)
+		uvm_free(q[--n]);
+	for (int i = 0; i < PAST_HUGE; i++)
+		if (!p[i])
+			cr_assert_not_null(p[i] = uvm_malloc(1024));
 	free_past_huge(p);
 }
 
