@@ -6,7 +6,7 @@
  *            prints what it holds and its own uvm_stats, then waits for stdin
  *            to close;
  *   hammer:  4 threads allocate and free without pause until stdin closes;
- *   grow:    hammer, and a fifth thread adds a region every 50 ms (up to 14)
+ *   grow:    hammer, and a fifth thread adds a region every 150 ms (up to 14)
  *            with areas larger than all regions so far;
  *   idle:    links uvmalloc but never allocates, waits for stdin to close;
  *   many N:  holds N live one-page areas, waits for stdin to close;
@@ -158,7 +158,12 @@ static void *grow(void *arg)
 
 	(void)arg;
 	do {
-		usleep(50000);
+		/*
+		 * Slow enough for several whole reads while it grows: a read of
+		 * the hammered target takes 100-300 ms on 2 CPUs, and at 50 ms a
+		 * region a loaded CI machine read it only twice before it was done.
+		 */
+		usleep(150000);
 		uvm_stats(&st);
 	} while (!atomic_load(&stop) && st.regions < GROW_REGIONS && uvm_vmalloc(st.reserved_bytes));
 	return NULL;
