@@ -601,7 +601,7 @@ static struct vmap_area *lazy_get(struct vmap_node *vn, size_t pages, size_t ali
  * node_pool_del_va(): node vn's pool of pages pages, its first entry only;
  * one misaligned or on another NUMA node goes to the tail.
  */
-static struct vmap_area *pool_take(struct vmap_node *vn, size_t pages, size_t align, unsigned nid)
+static struct vmap_area *pool_first(struct vmap_node *vn, size_t pages, size_t align, unsigned nid)
 {
 	struct vmap_pool *vp = &vn->pools.pool[pages - 1];
 	struct vmap_area *va = NULL;
@@ -635,12 +635,12 @@ static struct vmap_area *pool_take(struct vmap_node *vn, size_t pages, size_t al
  */
 struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned nid)
 {
-	struct vmap_area *va = pool_take(&nodes[id], pages, align, nid);
+	struct vmap_area *va = pool_first(&nodes[id], pages, align, nid);
 
 	if (!va)
 		va = lazy_get(&nodes[id], pages, align, nid);
 	for (unsigned i = 1; i < nr_nodes && !va; i++)
-		va = pool_take(&nodes[(id + i) % nr_nodes], pages, align, nid);
+		va = pool_first(&nodes[(id + i) % nr_nodes], pages, align, nid);
 	__atomic_fetch_add(va ? &nodes[id].pools.hits : &nodes[id].pools.misses, 1, __ATOMIC_RELAXED);
 	return va;
 }
@@ -722,8 +722,8 @@ static struct vmap_area *large_take(struct vmap_node *vn, size_t pages, size_t m
  * round robin, so the next thread's node is seldom the exited one's, and
  * a large miss faults in hundreds of pages, where a look at each node
  * costs a lock.  A first look finds the node, a second takes its best
- * (another thread may have taken the one seen); if that node has none
- * left, any node's.
+ * (another thread may have taken the one seen: then a miss, as if the
+ * other had come first).
  */
 struct vmap_area *vn_pool_get_large(unsigned id, size_t pages, size_t max, size_t align, unsigned nid)
 {
@@ -741,8 +741,6 @@ struct vmap_area *vn_pool_get_large(unsigned id, size_t pages, size_t max, size_
 	}
 	if (fit <= max)
 		va = large_take(&nodes[best], pages, max, align, nid);
-	for (unsigned i = 0; i < nr_nodes && !va && fit <= max; i++)
-		va = large_take(&nodes[(id + i) % nr_nodes], pages, max, align, nid);
 	__atomic_fetch_add(va ? &nodes[id].pools.hits : &nodes[id].pools.misses, 1, __ATOMIC_RELAXED);
 	return va;
 }

@@ -19,7 +19,7 @@
 #include "vmap.h"
 #include "uvmalloc.h"
 
-#define VN_POOL_PAGES 256 /* pools of one page count hold areas of 1..256 pages, guard included (MAX_VA_SIZE_PAGES); one pool, the larger */
+#define VN_POOL_PAGES 256 /* a pool per page count for areas of 1..256 pages, guard included (MAX_VA_SIZE_PAGES); one more for larger ones */
 #define VN_MAX_NODES 128
 
 /* Set up nr nodes (1..VN_MAX_NODES) from metadata memory.  0 or ENOMEM. */
@@ -119,15 +119,14 @@ void vn_lazy_sub(size_t pages);
 
 /*
  * Pools.  vn_pool_get takes an area of exactly pages pages on NUMA node nid whose start is aligned to align, from
- * node id's pool, else from its lazy areas (before the purge takes them), or NULL.
+ * node id's pool, else from its lazy areas (before the purge takes them), else from another node's pool; or NULL.
  */
 struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned nid);
 /*
  * An area of pages to max pages (more than VN_POOL_PAGES) on NUMA node nid
- * whose start is aligned to align, the smallest there is: from node id's
- * pool of large areas, else another node's; or NULL.  Exits pool large
- * areas too (purge_free_backed), for the next threads: the caller cuts the
- * area to size (area.c).
+ * whose start is aligned to align, the smallest in any node's pool of
+ * large areas; or NULL.  Exits pool large areas too (purge_free_backed),
+ * for the next threads: the caller cuts the area to size (area.c).
  */
 struct vmap_area *vn_pool_get_large(unsigned id, size_t pages, size_t max, size_t align, unsigned nid);
 /* Into its owner node's pool of its page count, or of large areas. */

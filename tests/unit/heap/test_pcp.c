@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/sysinfo.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "area.h"
@@ -542,14 +541,6 @@ static void *cache_large_areas_then_exit_together(void *arg)
 	return arg;
 }
 
-static long thread_faults(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_THREAD, &ru);
-	return ru.ru_minflt;
-}
-
 /*
  * An exited thread's large areas wait in the pools too, and a later miss
  * of a large size takes the smallest that holds it, cut to size, still
@@ -579,9 +570,9 @@ Test(pcp, cold_exits_pool_large_areas_for_later_misses)
 		for (unsigned i = 0; i < n; i++)
 			best |= q[k] >= exited_large[i][LARGE_FIT] && q[k] < exited_large[i][LARGE_FIT] + large_pages[LARGE_FIT] * 4096;
 		cr_assert(best, "%p is in none of the exited threads' areas of %u pages", (void *)q[k], large_pages[LARGE_FIT]);
-		faults = thread_faults();
+		faults = minor_faults();
 		memset(q[k], 1, (LARGE_ASKED - 1) * 4096);
-		cr_assert_eq(thread_faults(), faults, "%ld of its %d pages faulted in again", thread_faults() - faults,
+		cr_assert_eq(minor_faults(), faults, "%ld of its %d pages faulted in again", minor_faults() - faults,
 			     LARGE_ASKED - 1);
 	}
 	uvm_vfree(q[0]);
