@@ -9,7 +9,7 @@
 build=$(cd "$1" && pwd)
 
 public='^uvm_'
-malloc_family='^(malloc|free|calloc|realloc|reallocarray|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size|malloc_trim|mallinfo2?|malloc_stats|_Z(nw|na|dl|da)[a-zA-Z0-9_]*)$'
+malloc_family='^(malloc|free|calloc|realloc|reallocarray|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size|malloc_trim|mallinfo2?|malloc_stats|mallopt|malloc_info|cfree|__libc_(malloc|free|calloc|realloc|memalign|valloc|pvalloc|mallinfo|mallopt)|_Z(nw|na|dl|da)[a-zA-Z0-9_]*)$'
 
 # name KIND FILE ALLOWED: the defined global symbols of FILE that ALLOWED (an ERE) does not match
 stray() {
@@ -36,6 +36,15 @@ pre=$build/preload/libuvmalloc-preload.so
 addr() { readelf --dyn-syms -W "$pre" | awk -v s="$1" '$8 == s { print $2 }'; }
 for f in malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign malloc_usable_size; do
 	[ -n "$(addr "$f")" ] && [ "$(addr "$f")" = "$(addr "uvm_$f")" ] || fail "libuvmalloc-preload.so's $f is not uvm_$f"
+done
+# glibc's own names for them too (override.c): __libc_malloc is uvm_malloc, cfree is uvm_free.
+for pair in __libc_malloc:malloc __libc_free:free cfree:free __libc_calloc:calloc __libc_realloc:realloc \
+	__libc_memalign:memalign; do
+	[ -n "$(addr "${pair%%:*}")" ] && [ "$(addr "${pair%%:*}")" = "$(addr "uvm_${pair#*:}")" ] ||
+		fail "libuvmalloc-preload.so's ${pair%%:*} is not uvm_${pair#*:}"
+done
+for f in __libc_valloc __libc_pvalloc __libc_mallinfo __libc_mallopt mallopt malloc_info; do
+	[ -n "$(addr "$f")" ] || fail "libuvmalloc-preload.so does not define $f"
 done
 for f in $(readelf --dyn-syms -W "$pre" | awk '$8 ~ /^_Zd[la]Pv/ { print $8 }'); do
 	[ "$(addr "$f")" = "$(addr uvm_free)" ] || fail "libuvmalloc-preload.so's $f (a delete) is not uvm_free"

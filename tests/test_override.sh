@@ -2,7 +2,8 @@
 # tests/test_override.sh BUILD - uvmalloc as a program's malloc by linking, as a user links it: the
 # flags `pkg-config uvmalloc-override` gives (the build tree's uninstalled .pc), a C and a C++ program,
 # each linked dynamically and with -static, no LD_PRELOAD. Each must allocate through uvmalloc
-# (malloc_stats prints uvmalloc's summary, with the program's 1000 objects) and not through glibc.
+# (malloc_stats prints uvmalloc's summary, with the program's 1000 objects, and malloc_info our committed
+# span) and not through glibc.
 . "$(dirname "$0")/common.sh"
 build=$(cd "$1" && pwd)
 
@@ -13,8 +14,9 @@ rpath=-Wl,-rpath,$build/preload:$build/lib
 
 check() { # name
 	local err
-	env -u LD_PRELOAD "$out/$1" 2>"$out/$1.err" || fail "$1 exited $?: $(cat "$out/$1.err")"
+	env -u LD_PRELOAD "$out/$1" >"$out/$1.out" 2>"$out/$1.err" || fail "$1 exited $?: $(cat "$out/$1.err")"
 	err=$(cat "$out/$1.err")
+	grep -q '^<system type="current" size="[1-9]' "$out/$1.out" || fail "$1: malloc_info is not uvmalloc's: $(cat "$out/$1.out")"
 	grep -q '^uvmalloc: objects' <<<"$err" || fail "$1: malloc_stats is not uvmalloc's: $err"
 	! grep -q 'Arena 0' <<<"$err" || fail "$1: glibc's malloc answered: $err"
 	local n

@@ -396,6 +396,82 @@ Test(malloc, glibc_extras)
 	cr_assert_eq(stats().cached_count + stats().lazy_count + stats().pooled_count, 0, "malloc_trim purges");
 }
 
+/* glibc's own names for the family, which programs call for "the real malloc": ours, one heap with malloc's. */
+void *__libc_malloc(size_t size);
+void __libc_free(void *p);
+void *__libc_calloc(size_t n, size_t size);
+void *__libc_realloc(void *p, size_t size);
+void *__libc_memalign(size_t align, size_t size);
+void *__libc_valloc(size_t size);
+void *__libc_pvalloc(size_t size);
+
+Test(malloc, glibc_internal_names_are_ours)
+{
+	uint64_t before = stats().small_allocs;
+	char *a = __libc_malloc(100), *b = malloc(100), *c = __libc_calloc(10, 10), *d;
+	void (*cfree)(void *);
+
+	cr_assert(a && b && c);
+	cr_assert_geq(stats().small_allocs, before + 3, "__libc_malloc and __libc_calloc are not ours");
+	for (int i = 0; i < 100; i++)
+		cr_assert_eq(c[i], 0);
+	strcpy(a, "from __libc_malloc");
+	a = realloc(a, 5000); /* another allocator's block would abort here */
+	cr_assert_str_eq(a, "from __libc_malloc");
+	b = __libc_realloc(b, 200);
+	cr_assert_not_null(b);
+	d = __libc_memalign(256, 40);
+	cr_assert_eq((uintptr_t)d % 256, 0);
+	free(a);
+	__libc_free(b);
+	/* cfree: a compat symbol of glibc's that no new program links, as an old binary finds it. */
+	cfree = (void (*)(void *))dlsym(RTLD_DEFAULT, "cfree");
+	cr_assert_not_null(cfree);
+	cfree(c);
+	free(d);
+	a = __libc_valloc(10);
+	b = __libc_pvalloc(10);
+	cr_assert_eq((uintptr_t)a % 4096, 0);
+	cr_assert_eq((uintptr_t)b % 4096, 0);
+	before = stats().small_frees + stats().frees;
+	__libc_free(a);
+	free(b);
+	cr_assert_geq(stats().small_frees + stats().frees, before + 2);
+}
+
+/* mallopt is taken and ignored; malloc_info writes glibc's XML with our figures, and refuses options. */
+Test(malloc, mallopt_and_malloc_info)
+{
+	/* keep: p's slab stays, not emptied and released; volatile: gcc may drop a malloc whose block is never used */
+	char *buf = NULL, *volatile p = malloc(13000), *volatile keep = malloc(13000);
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	unsigned long long current = 0;
+	const char *at;
+
+	cr_assert_eq(mallopt(M_ARENA_MAX, 1), 1);
+	cr_assert_eq(mallopt(M_MMAP_THRESHOLD, 1 << 20), 1);
+	cr_assert_not_null(f);
+	free(p); /* a freed object of the 14 KiB class, which the stream's buffers stay short of: a <size> line */
+	errno = 0;
+	cr_assert_eq(malloc_info(1, f), -1);
+	cr_assert_eq(errno, EINVAL);
+	cr_assert_eq(malloc_info(0, f), 0);
+	fclose(f);
+	free(keep);
+	static const char head[] = "<malloc version=\"1\">\n<heap nr=\"0\">\n<sizes>\n";
+
+	cr_assert(!strncmp(buf, head, sizeof(head) - 1), "%s", buf);
+	cr_assert_not_null(strstr(buf, "to=\"14336\""), "no freed 14 KiB objects in: %s", buf);
+	cr_assert_not_null(at = strstr(buf, "<system type=\"current\" size=\""), "%s", buf);
+	cr_assert_eq(sscanf(at, "<system type=\"current\" size=\"%llu\"", &current), 1);
+	/* The committed span then, which only grows; glibc's arena, unused, would read 0. */
+	cr_assert(current > 0 && current <= stats().committed_bytes, "malloc_info's system size is not ours: %s", buf);
+	cr_assert_not_null(strstr(buf, "<total type=\"mmap\" count=\"0\" size=\"0\"/>\n"), "%s", buf);
+	cr_assert_not_null(strstr(buf, "</malloc>\n"), "%s", buf);
+	free(buf);
+}
+
 /* malloc_stats prints our summary on stderr. */
 Test(malloc, malloc_stats_prints_ours)
 {
