@@ -342,12 +342,30 @@ static void release_orphan(struct slab *s)
 		slab_release_empty(s);
 }
 
+/*
+ * The objects class c's hand keeps: SLAB_MAG, or fewer where SLAB_MAG of
+ * them would be more than SLAB_HAND_BYTES, at least 2.  The objects in a
+ * hand stay counted in their slabs, which they keep resident; a class with
+ * fewer objects live than a hand holds circulated live + SLAB_MAG of them,
+ * spread over two slabs of a class of 1-3.5 KiB (allocwork local: 20-40
+ * free objects a class, beside 10-25 live).
+ */
+#define SLAB_HAND_BYTES ((size_t)8 << 10)
+
+static unsigned hand_room(unsigned c)
+{
+	size_t n = SLAB_HAND_BYTES / class_size(c);
+
+	return n > SLAB_MAG ? SLAB_MAG : n < 2 ? 2 : (unsigned)n;
+}
+
 void slab_heap_init(struct slab_heap *h)
 {
 	for (unsigned c = 0; c < NCLASS; c++) {
 		list_init(&h->partial[c]);
 		list_init(&h->full[c]);
 		h->top[c] = h->mag[c];
+		h->hand_end[c] = h->mag[c] + hand_room(c);
 	}
 	atomic_store_explicit(&h->woken, 0, memory_order_relaxed);
 }
@@ -820,7 +838,7 @@ static void free_local(struct slab_heap *h, struct slab *s, void *p)
 	unsigned c = s->cls;
 
 	h->frees[c]++;
-	if (s->full || h->top[c] == h->mag[c] + SLAB_MAG || slab_map_class(c)) {
+	if (s->full || h->top[c] == h->hand_end[c] || slab_map_class(c)) {
 		check_header(s);
 		list_local(h, s, p); /* a full slab goes back to the partial list */
 	} else {

@@ -56,7 +56,7 @@
 #define SLAB_OBJ_MAX ((size_t)16 << 10)
 /* 16..128 by 16, 4 per power of two to 8 KiB, 5 an eighth above 256..4096, then 9, 10, 14 and 16 KiB (slab.c) */
 #define SLAB_CLASSES (8 + 4 * 6 + 5 + 4)
-#define SLAB_MAG 16               /* freed objects a thread keeps in hand per class (slab_heap.mag) */
+#define SLAB_MAG 16               /* freed objects a thread keeps in hand per class at most (slab_heap.mag; slab.c's hand_room) */
 #define SLAB_MAP_FIRST 31         /* the class of 4 KiB: slab_map_class */
 
 /*
@@ -147,6 +147,7 @@ struct slab_heap {
 	 * 30 M pairs; a model of the two stacks alone showed 7.6 against 3.9).
 	 */
 	void **top[SLAB_CLASSES];
+	void **hand_end[SLAB_CLASSES]; /* mag[c] + the objects class c's hand keeps at most (slab.c's hand_room) */
 	struct list_head partial[SLAB_CLASSES], full[SLAB_CLASSES];
 	/* By class, so that bytes are counts times class sizes: no add of a size on the fast paths. */
 	uint64_t allocs[SLAB_CLASSES], frees[SLAB_CLASSES];
@@ -554,7 +555,7 @@ static inline enum slab_hit slab_free_hit(struct slab_heap *h, void *p, struct s
 	/* p's page is resident: its carving wrote the mark (slab_bump). */
 	if (((uintptr_t *)p)[1] == (*s)->mask)
 		return SLAB_NOT_MINE;
-	if (unlikely((t = h->top[c]) == h->mag[c] + SLAB_MAG)) {
+	if (unlikely((t = h->top[c]) == h->hand_end[c])) {
 		/* Only h changes a fast owner that is h (slab.c's publish): the load is stable. */
 		if (__atomic_load_n(&(*s)->fast, __ATOMIC_RELAXED) == h)
 			return slab_list_own(h, *s, p);

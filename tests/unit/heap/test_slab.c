@@ -218,6 +218,37 @@ Test(slab, owner_reuses_its_frees)
 	cr_assert_eq(stats().slabs, slabs);
 }
 
+/*
+ * A class's hand keeps at most 8 KiB of objects (and at least 2, at most
+ * 16): past that a free goes onto its slab's list, where it no longer
+ * keeps a second slab of the class resident beside the first.
+ */
+Test(slab, a_hand_keeps_at_most_8_kib_of_a_class)
+{
+	static const size_t sizes[] = { 64, 1000, 3500 };
+	static const unsigned kept[] = { SLAB_MAG, 8, 2 }; /* classes of 64, 1024 and 3584 B */
+
+	for (unsigned k = 0; k < 3; k++) {
+		unsigned n = kept[k] + 4, c; /* fewer than a slab holds: a full slab's frees go onto its list */
+		void *p[SLAB_MAG + 4];
+
+		for (unsigned i = 0; i < n; i++) {
+			p[i] = uvm_malloc(sizes[k]);
+			memset(p[i], 1, sizes[k]);
+		}
+		c = uvm__slab_class[(sizes[k] - 1) >> 4]; /* the table is filled at set-up, by the first malloc */
+		for (unsigned i = 0; i < n; i++)
+			uvm_free(p[i]);
+		cr_assert_eq(slab_hand_held(&uvm__heap->slab, c), kept[k], "class of %zu B: %u in hand", sizes[k],
+			     slab_hand_held(&uvm__heap->slab, c));
+		/* The hand took the first frees; the next malloc takes the last of them back, the hottest in hand. */
+		p[0] = uvm_malloc(sizes[k]);
+		cr_assert_eq(p[0], p[kept[k] - 1], "class of %zu B: %p, not the hand's last %p", sizes[k], p[0],
+			     p[kept[k] - 1]);
+		uvm_free(p[0]);
+	}
+}
+
 /* A slab whose objects are all freed goes back to the area caches; live objects keep theirs. */
 Test(slab, empty_slabs_are_released)
 {
