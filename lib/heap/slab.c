@@ -554,6 +554,35 @@ static struct slab *refill(struct slab_heap *h, unsigned c)
 /* A free object of s (its list or map not empty), taken. */
 static void *take(struct slab *s) { return slab_map_class(s->cls) ? slab_map_take(s) : slab_pop(s); }
 
+/*
+ * A hand keeps the slabs of its objects resident, and one of a class the
+ * thread no longer allocates keeps them so for good: allocwork batch
+ * (bursts of one size, then all freed) kept the last slab of every burst's
+ * class, as much of it touched as the burst was long.  Each refill looks
+ * at one class's hand, round robin (jemalloc's tcache GC, one bin an
+ * event): if the class made no allocation over its last two rounds, its
+ * hand goes back onto its slabs' lists, and a slab that empties goes back
+ * to the area caches, for any class.  batch: peak RSS 4.0 -> 3.8 MiB,
+ * 634 -> 554 faults; after one idle round instead, the rare classes of
+ * allocwork stress (threads that swap blocks, new threads every round)
+ * lost their hands too often: on 8 threads 50.9 -> 52.8 MiB.  Nothing on
+ * the fast paths: they count the allocations already.
+ */
+static void hand_gc(struct slab_heap *h)
+{
+	unsigned c = h->gc_next;
+
+	h->gc_next = c + 1 == NCLASS ? 0 : c + 1;
+	if (h->allocs[c] != h->gc_allocs[c]) {
+		h->gc_idle &= ~((uint64_t)1 << c);
+	} else if (!(h->gc_idle & (uint64_t)1 << c)) {
+		h->gc_idle |= (uint64_t)1 << c;
+	} else if (h->top[c] != h->mag[c]) {
+		hand_flush(h, c);
+	}
+	h->gc_allocs[c] = h->allocs[c];
+}
+
 /* Past the current slab's end (the hits pop and carve in line): another slab with room, then its object. */
 static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
 {
@@ -569,6 +598,7 @@ static uvm_noinline void *alloc_slow(struct slab_heap *h, unsigned c)
 		 */
 		if (!(++h->refills % SLAB_DECAY_EVERY))
 			pcp_decay_maybe();
+		hand_gc(h);
 		s = refill(h, c);
 		if (!s)
 			return NULL;

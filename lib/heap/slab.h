@@ -170,6 +170,9 @@ struct slab_heap {
 	 */
 	void *mag[SLAB_CLASSES][SLAB_MAG];
 	unsigned refills; /* slabs switched to or collected: one in SLAB_DECAY_EVERY looks at the area caches' decay */
+	unsigned gc_next;                   /* the class whose hand the next refill looks at (slab.c's hand_gc) */
+	uint64_t gc_allocs[SLAB_CLASSES];   /* allocs[c] at that look, the last time */
+	uint64_t gc_idle;                   /* bit c: class c made no allocation between its last two looks */
 	/*
 	 * Bit c: another thread freed into a full slab of class c of this
 	 * heap's; the next refill of the class looks at its full slabs.  The

@@ -249,6 +249,40 @@ Test(slab, a_hand_keeps_at_most_8_kib_of_a_class)
 	}
 }
 
+/*
+ * The hand of a class the thread stopped allocating goes back onto its
+ * slabs' lists at the third look of hand_gc's rounds of refills over the
+ * classes, so that its slabs can empty; a class still allocating keeps
+ * its hand.
+ */
+Test(slab, an_idle_class_hand_goes_back_to_its_slabs)
+{
+	enum { IDLE_N = 40, BIG = 3500, REFILLS = 4 * SLAB_CLASSES, PER_SLAB = (64 << 10) / 3584 };
+	static void *idle[IDLE_N], *big[REFILLS * PER_SLAB];
+	unsigned ci, cb;
+	void *busy;
+
+	for (int i = 0; i < IDLE_N; i++)
+		idle[i] = uvm_malloc(200);
+	for (int i = 0; i < IDLE_N; i++)
+		uvm_free(idle[i]);
+	ci = uvm__slab_class[(200 - 1) >> 4];
+	cb = uvm__slab_class[(64 - 1) >> 4];
+	busy = uvm_malloc(64);
+	uvm_free(busy);
+	cr_assert_eq(slab_hand_held(&uvm__heap->slab, ci), SLAB_MAG);
+	for (int i = 0; i < REFILLS * PER_SLAB; i++) { /* a fresh slab every PER_SLAB: a refill each */
+		big[i] = uvm_malloc(BIG);
+		if (i % PER_SLAB == 0)
+			uvm_free(uvm_malloc(64)); /* the 64 B class allocates between looks: its hand stays */
+	}
+	cr_assert_eq(slab_hand_held(&uvm__heap->slab, ci), 0, "an idle class still holds %u in hand",
+		     slab_hand_held(&uvm__heap->slab, ci));
+	cr_assert_eq(slab_hand_held(&uvm__heap->slab, cb), 1);
+	for (int i = 0; i < REFILLS * PER_SLAB; i++)
+		uvm_free(big[i]);
+}
+
 /* A slab whose objects are all freed goes back to the area caches; live objects keep theirs. */
 Test(slab, empty_slabs_are_released)
 {
