@@ -106,10 +106,10 @@ EXPORT int mallopt(int param, int value)
 	return 1;
 }
 
-/* One <size> of malloc_info's per class with freed objects: glibc's bins of free chunks. */
-static void info_sizes(FILE *fp, const struct uvm_frag *f)
+/* One <size> of malloc_info's per class with freed objects (glibc's bins of free chunks); the freed objects counted. */
+static uint64_t info_sizes(FILE *fp, const struct uvm_frag *f)
 {
-	uint64_t from = 1;
+	uint64_t from = 1, count = 0;
 
 	for (unsigned i = 0; i < UVM_FRAG_CLASSES + UVM_FRAG_CLASSES_MORE; i++) {
 		const struct uvm_frag_class *c = uvm_frag_class_at(f, i);
@@ -119,20 +119,17 @@ static void info_sizes(FILE *fp, const struct uvm_frag *f)
 		if (c->free)
 			fprintf(fp, "<size from=\"%" PRIu64 "\" to=\"%" PRIu64 "\" total=\"%" PRIu64 "\" count=\"%" PRIu64 "\"/>\n",
 				from, c->size, c->free * c->size, c->free);
+		count += c->free;
 		from = c->size + 1;
 	}
+	return count;
 }
 
-/* The figures malloc_info writes for one heap and again for the process. */
-static void info_totals(FILE *fp, const struct uvm_frag *f, const struct uvm_stats *st, bool process)
+/* The figures malloc_info writes for one heap and again for the process: rest_* the freed objects and areas held. */
+static void info_totals(FILE *fp, const struct uvm_frag *f, uint64_t rest_count, uint64_t rest_bytes, bool process)
 {
-	uint64_t count = st->cached_count + st->lazy_count + st->pooled_count;
-
-	for (unsigned i = 0; i < UVM_FRAG_CLASSES + UVM_FRAG_CLASSES_MORE; i++)
-		count += uvm_frag_class_at(f, i)->free;
 	fprintf(fp, "<total type=\"fast\" count=\"0\" size=\"0\"/>\n");
-	fprintf(fp, "<total type=\"rest\" count=\"%" PRIu64 "\" size=\"%" PRIu64 "\"/>\n", count,
-		f->slab_free_bytes + f->cached_bytes + f->lazy_bytes + f->pooled_bytes);
+	fprintf(fp, "<total type=\"rest\" count=\"%" PRIu64 "\" size=\"%" PRIu64 "\"/>\n", rest_count, rest_bytes);
 	if (process)
 		fprintf(fp, "<total type=\"mmap\" count=\"0\" size=\"0\"/>\n");
 	fprintf(fp, "<system type=\"current\" size=\"%" PRIu64 "\"/>\n", f->span_bytes);
@@ -154,6 +151,7 @@ EXPORT int malloc_info(int options, FILE *fp)
 {
 	struct uvm_frag f;
 	struct uvm_stats st;
+	uint64_t count, bytes;
 
 	if (options || !fp) {
 		errno = EINVAL;
@@ -163,11 +161,12 @@ EXPORT int malloc_info(int options, FILE *fp)
 		return -1;
 	uvm_stats(&st);
 	fputs("<malloc version=\"1\">\n<heap nr=\"0\">\n<sizes>\n", fp);
-	info_sizes(fp, &f);
+	count = info_sizes(fp, &f) + st.cached_count + st.lazy_count + st.pooled_count;
+	bytes = f.slab_free_bytes + f.cached_bytes + f.lazy_bytes + f.pooled_bytes;
 	fputs("</sizes>\n", fp);
-	info_totals(fp, &f, &st, false);
+	info_totals(fp, &f, count, bytes, false);
 	fputs("</heap>\n", fp);
-	info_totals(fp, &f, &st, true);
+	info_totals(fp, &f, count, bytes, true);
 	fputs("</malloc>\n", fp);
 	return 0;
 }

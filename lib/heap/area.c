@@ -159,6 +159,13 @@ static struct vmap_area *pool_take(struct heap *h, unsigned nid, unsigned owner,
 	return va;
 }
 
+/* va, a range no cache holds (fresh or pooled), filed as h's and into h's cache whole. */
+static void stock(struct heap *h, struct vmap_area *va, unsigned owner)
+{
+	file_new(h, va, owner);
+	pcp_stock(h, va);
+}
+
 /*
  * For h's miss of pages pages (more than a pool of one size holds): an
  * exited thread's large area from the pools, cut to size in h's cache as a
@@ -171,8 +178,7 @@ static struct vmap_area *pool_take_large(struct heap *h, unsigned nid, unsigned 
 
 	if (pages > uvm__pcp_high_max || !(va = vn_pool_get_large(owner, pages, uvm__pcp_high_max, align, nid)))
 		return NULL;
-	file_new(h, va, owner);
-	pcp_stock(h, va);
+	stock(h, va, owner);
 	return cache_take(h, nid, pages, align);
 }
 
@@ -247,8 +253,7 @@ static bool stock_huge(struct heap *h, unsigned nid)
 	}
 	va->flags |= VA_DENSE;
 	va->caller = NULL;
-	file_new(h, va, owner);
-	pcp_stock(h, va);
+	stock(h, va, owner);
 	return true;
 }
 

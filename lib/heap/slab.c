@@ -808,7 +808,8 @@ static void put_back(struct slab_heap *h, struct slab *s, void *p)
 
 /*
  * Every object of h's hand for class c back onto its slab's list (the
- * thread's exit; they were counted freed when they went in).  They were
+ * thread's exit, or an idle class's: hand_gc; they were counted freed when
+ * they went in).  They were
  * checked as the owner's own then: their slabs are their chunks' records,
  * trusted as the owner's free in line trusts them (no header check).
  */

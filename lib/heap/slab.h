@@ -147,7 +147,8 @@ struct slab_heap {
 	 * 30 M pairs; a model of the two stacks alone showed 7.6 against 3.9).
 	 */
 	void **top[SLAB_CLASSES];
-	void **hand_end[SLAB_CLASSES]; /* mag[c] + the objects class c's hand keeps at most (slab.c's hand_room) */
+	/* mag[c] + the objects class c's hand keeps at most (slab.c's hand_room): kept, so that the free's test is one compare with memory */
+	void **hand_end[SLAB_CLASSES];
 	struct list_head partial[SLAB_CLASSES], full[SLAB_CLASSES];
 	/* By class, so that bytes are counts times class sizes: no add of a size on the fast paths. */
 	uint64_t allocs[SLAB_CLASSES], frees[SLAB_CLASSES];

@@ -685,8 +685,12 @@ static struct vmap_area *large_fit(struct vmap_node *vn, size_t pages, size_t ma
 	return NULL;
 }
 
-/* The pages of that area of node vn's, or 0: read under the lock, since another thread may take and cut it. */
-static size_t large_peek(struct vmap_node *vn, size_t pages, size_t max, size_t align, unsigned nid)
+/*
+ * The pages of that area of node vn's, or 0, read under the lock, since
+ * another thread may take and cut it; taken out into *take unless take is
+ * NULL (a look).
+ */
+static size_t large_look(struct vmap_node *vn, size_t pages, size_t max, size_t align, unsigned nid, struct vmap_area **take)
 {
 	struct vmap_area *va;
 	size_t fit;
@@ -696,25 +700,13 @@ static size_t large_peek(struct vmap_node *vn, size_t pages, size_t max, size_t 
 	uvm_lock(&vn->pools.lock);
 	va = large_fit(vn, pages, max, align, nid);
 	fit = va ? va_pages(va) : 0;
-	uvm_unlock(&vn->pools.lock);
-	return fit;
-}
-
-/* That area of node vn's, taken out; or NULL. */
-static struct vmap_area *large_take(struct vmap_node *vn, size_t pages, size_t max, size_t align, unsigned nid)
-{
-	struct vmap_area *va;
-
-	if (!__atomic_load_n(&vn->pools.large.len, __ATOMIC_RELAXED))
-		return NULL;
-	uvm_lock(&vn->pools.lock);
-	va = large_fit(vn, pages, max, align, nid);
-	if (va) {
+	if (va && take) {
 		list_del(&va->list);
 		pool_count(vn, &vn->pools.large, va, -1);
+		*take = va;
 	}
 	uvm_unlock(&vn->pools.lock);
-	return va;
+	return fit;
 }
 
 /*
@@ -734,13 +726,13 @@ struct vmap_area *vn_pool_get_large(unsigned id, size_t pages, size_t max, size_
 	for (unsigned i = 0; i < nr_nodes; i++) {
 		unsigned k = (id + i) % nr_nodes;
 
-		if ((f = large_peek(&nodes[k], pages, fit - 1, align, nid))) {
+		if ((f = large_look(&nodes[k], pages, fit - 1, align, nid, NULL))) {
 			best = k;
 			fit = f;
 		}
 	}
 	if (fit <= max)
-		va = large_take(&nodes[best], pages, max, align, nid);
+		large_look(&nodes[best], pages, max, align, nid, &va);
 	__atomic_fetch_add(va ? &nodes[id].pools.hits : &nodes[id].pools.misses, 1, __ATOMIC_RELAXED);
 	return va;
 }
