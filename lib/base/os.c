@@ -240,13 +240,35 @@ int os_remap_hugetlb(uintptr_t addr, size_t size)
 	return os_remap_plain(addr, size) ? EFAULT : ENOMEM;
 }
 
+/*
+ * MREMAP_DONTUNMAP (Linux 5.7+) leaves the source mapped, empty: no hole
+ * between the move and a mapping put back over it (which vm.max_map_count
+ * can refuse, and the caller then copied from the hole), and one call
+ * instead of three.  Older kernels refuse it (EINVAL): then the plain move.
+ */
+static atomic_bool refused_dontunmap;
+
 int os_move(uintptr_t from, uintptr_t to, size_t size)
 {
+	int err;
+
 	count(&nr_mremap);
+	if (!atomic_load_explicit(&refused_dontunmap, memory_order_relaxed)) {
+		if (mremap((void *)from, size, size, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, (void *)to) !=
+		    MAP_FAILED)
+			return 0;
+		if (errno != EINVAL)
+			return errno;
+		atomic_store_explicit(&refused_dontunmap, true, memory_order_relaxed);
+	}
 	if (mremap((void *)from, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)to) == MAP_FAILED)
 		return errno;
 	/* The source is a hole in the region now: plain pages again, so the region stays whole. */
-	return os_remap_plain(from, size);
+	err = os_remap_plain(from, size);
+	if (err)
+		os_abort("uvmalloc: pages moved from %p, but the range could not be mapped again (errno %d)\n", (void *)from,
+			 err);
+	return 0;
 }
 
 void os_bind(uintptr_t addr, size_t size, unsigned node)

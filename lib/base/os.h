@@ -77,7 +77,8 @@ int os_remap_plain(uintptr_t addr, size_t size);
 /*
  * Move the pages of [from, from + size) to [to, to + size) (mremap, no copy),
  * replacing what was there; from is left as plain empty pages.  0 or an
- * errno (ENOMEM when vm.max_map_count is reached: the caller copies instead).
+ * errno, nothing moved (ENOMEM when vm.max_map_count is reached: the caller
+ * copies instead).
  */
 int os_move(uintptr_t from, uintptr_t to, size_t size);
 /* Prefer NUMA node `node` for the pages of [addr, addr + size) (mbind, MPOL_PREFERRED). */

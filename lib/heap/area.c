@@ -430,7 +430,8 @@ static bool grow_cached(struct vmap_area *va, uintptr_t new_end)
 static int grow(struct vmap_area *va, uintptr_t new_end)
 {
 	uintptr_t old_end = va->va_end, start, end;
-	struct vmap_area probe = *va;
+	/* Its range only: its tree links are the node's, which other threads' inserts rebalance. */
+	struct vmap_area probe = { .va_start = va->va_start, .va_end = va->va_end };
 
 	if (grow_cached(va, new_end))
 		return 0;
