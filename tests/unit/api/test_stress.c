@@ -229,11 +229,10 @@ static void lfill(uint64_t *p, size_t n)
 		p[i] = n ^ i;
 }
 
-static void *large_worker(void *arg)
+/* rounds rounds of the large blocks' churn, from seed rng. */
+static void large_rounds(uint64_t rng, int rounds)
 {
-	uint64_t rng = (uintptr_t)arg;
-
-	for (int r = 0; r < 3000; r++) {
+	for (int r = 0; r < rounds; r++) {
 		int api = xorshift(&rng) & 1;
 		size_t pages = xorshift(&rng) % 4 ? 128 + (xorshift(&rng) % 4) * 256 : 128 + xorshift(&rng) % 2000;
 		size_t n = pages * 4096 - xorshift(&rng) % 4000, m;
@@ -256,7 +255,22 @@ static void *large_worker(void *arg)
 		if (xorshift(&rng) % 50 == 0)
 			uvm_purge();
 	}
+}
+
+static void *large_worker(void *arg)
+{
+	large_rounds((uintptr_t)arg, 3000);
 	return NULL;
+}
+
+static void large_slots_free(void)
+{
+	for (int k = 0; k < LSLOTS; k++)
+		if (lslot[k]) {
+			lcheck(lslot[k]);
+			uvm_free(lslot[k]);
+			lslot[k] = NULL;
+		}
 }
 
 Test(stress, large_blocks_grow_into_neighbours_while_purges_drain, .timeout = 120)
@@ -267,11 +281,38 @@ Test(stress, large_blocks_grow_into_neighbours_while_purges_drain, .timeout = 12
 		pthread_create(&t[i], NULL, large_worker, (void *)(i * 7919 + 1));
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
-	for (int k = 0; k < LSLOTS; k++)
-		if (lslot[k]) {
-			lcheck(lslot[k]);
-			uvm_free(lslot[k]);
-		}
+	large_slots_free();
+	cr_assert_eq(arena_check(), 0);
+}
+
+static void *large_short_worker(void *arg)
+{
+	large_rounds((uintptr_t)arg, 60);
+	return NULL;
+}
+
+/*
+ * The same churn on threads that come and go: 4 at a time, each replaced
+ * by a new one when it exits, 60 threads in all.  An exit drains its cache
+ * and pools what it held, large areas too (vn_pool_get_large), while the
+ * others free its blocks (to the node now), purge, and miss into those
+ * pools; a new thread adopts a warm vacant heap.
+ */
+Test(stress, large_blocks_across_thread_exits, .timeout = 120)
+{
+	pthread_t t[4];
+	long made = 0;
+
+	for (int i = 0; i < 4; i++, made++)
+		pthread_create(&t[i], NULL, large_short_worker, (void *)(made * 7919 + 5));
+	for (int k = 0; k < 56; k++, made++) {
+		pthread_join(t[k % 4], NULL);
+		pthread_create(&t[k % 4], NULL, large_short_worker, (void *)(made * 7919 + 5));
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	large_slots_free();
+	cr_assert_eq(vn_busy_check(), 0);
 	cr_assert_eq(arena_check(), 0);
 }
 
