@@ -273,7 +273,7 @@ static void large_slots_free(void)
 		}
 }
 
-Test(stress, large_blocks_grow_into_neighbours_while_purges_drain, .timeout = 120)
+Test(stress, large_blocks_grow_into_neighbours_while_purges_drain, .timeout = 240)
 {
 	pthread_t t[4];
 
@@ -298,7 +298,7 @@ static void *large_short_worker(void *arg)
  * others free its blocks (to the node now), purge, and miss into those
  * pools; a new thread adopts a warm vacant heap.
  */
-Test(stress, large_blocks_across_thread_exits, .timeout = 120)
+Test(stress, large_blocks_across_thread_exits, .timeout = 240)
 {
 	pthread_t t[4];
 	long made = 0;
