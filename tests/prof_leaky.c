@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "start_thread.h"
+
 #define RECORD 1000
 #define MAIN_RECORDS 16000
 #define THREADS 4
@@ -98,7 +100,7 @@ int main(int argc, char **argv)
 	pthread_t t[THREADS];
 
 	for (int i = 0; i < THREADS; i++)
-		pthread_create(&t[i], NULL, worker, NULL);
+		start_thread("prof_leaky", &t[i], worker, NULL);
 	leak_records(MAIN_RECORDS);
 	keep_big();
 	churn();

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "start_thread.h"
 #include "uvmalloc.h"
 
 #define ROUNDS 10
@@ -93,7 +94,7 @@ int main(void)
 	pthread_t setup[2];
 
 	for (int i = 0; i < 2; i++)
-		pthread_create(&setup[i], NULL, first, NULL);
+		start_thread("tsan_churn", &setup[i], first, NULL);
 	atomic_store(&go, 1);
 	for (int i = 0; i < 2; i++)
 		pthread_join(setup[i], NULL);
@@ -101,12 +102,12 @@ int main(void)
 		pthread_t t[8];
 
 		atomic_store(&go, 0);
-		pthread_create(&t[0], NULL, make, NULL);
+		start_thread("tsan_churn", &t[0], make, NULL);
 		pthread_join(t[0], NULL);
-		pthread_create(&t[1], NULL, free_half, (void *)0);
-		pthread_create(&t[2], NULL, free_half, (void *)1);
+		start_thread("tsan_churn", &t[1], free_half, (void *)0);
+		start_thread("tsan_churn", &t[2], free_half, (void *)1);
 		for (int i = 3; i < 8; i++)
-			pthread_create(&t[i], NULL, swap, (void *)(intptr_t)(i + r * 8));
+			start_thread("tsan_churn", &t[i], swap, (void *)(intptr_t)(i + r * 8));
 		atomic_store(&go, 1);
 		for (int i = 1; i < 8; i++)
 			pthread_join(t[i], NULL);

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "descriptor.h"
+#include "start_thread.h"
 #include "uvmalloc.h"
 
 extern struct uvm_descriptor uvm_descriptor;
@@ -174,9 +175,9 @@ static void hammer(bool growing)
 	pthread_t t[4], g;
 
 	if (growing)
-		pthread_create(&g, NULL, grow, NULL);
+		start_thread("vminfo_target", &g, grow, NULL);
 	for (long i = 0; i < 4; i++)
-		pthread_create(&t[i], NULL, churn, (void *)(i + 1));
+		start_thread("vminfo_target", &t[i], churn, (void *)(i + 1));
 	/* Ready once every thread has allocated: before that vminfo may rightly say "not allocated yet". */
 	while (atomic_load(&started) < 4)
 		sched_yield();
