@@ -3,7 +3,6 @@
 #define UVM_TEST_HELPERS_H
 
 #include <criterion/criterion.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,18 +16,6 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/*
- * pthread_create, asserted: a thread the system refuses (EAGAIN on a loaded
- * machine's limits) fails the test by name, where an unchecked one left the
- * test to join an unset pthread_t, which crashes with no word of why.
- */
-static inline void thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
-{
-	int err = pthread_create(t, NULL, fn, arg);
-
-	cr_assert_eq(err, 0, "pthread_create: %s", strerror(err));
-}
 
 /* Marsaglia's xorshift64: the tests' random numbers, the same on every run for a seed. */
 static inline uint64_t xorshift(uint64_t *s)

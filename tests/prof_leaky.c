@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "start_thread.h"
+#include "thread_start.h"
 
 #define RECORD 1000
 #define MAIN_RECORDS 16000
@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 	pthread_t t[THREADS];
 
 	for (int i = 0; i < THREADS; i++)
-		start_thread("prof_leaky", &t[i], worker, NULL);
+		thread_start_or_exit("prof_leaky", &t[i], worker, NULL);
 	leak_records(MAIN_RECORDS);
 	keep_big();
 	churn();

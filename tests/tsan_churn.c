@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "start_thread.h"
+#include "thread_start.h"
 #include "uvmalloc.h"
 
 #define ROUNDS 10
@@ -94,7 +94,7 @@ int main(void)
 	pthread_t setup[2];
 
 	for (int i = 0; i < 2; i++)
-		start_thread("tsan_churn", &setup[i], first, NULL);
+		thread_start_or_exit("tsan_churn", &setup[i], first, NULL);
 	atomic_store(&go, 1);
 	for (int i = 0; i < 2; i++)
 		pthread_join(setup[i], NULL);
@@ -102,12 +102,12 @@ int main(void)
 		pthread_t t[8];
 
 		atomic_store(&go, 0);
-		start_thread("tsan_churn", &t[0], make, NULL);
+		thread_start_or_exit("tsan_churn", &t[0], make, NULL);
 		pthread_join(t[0], NULL);
-		start_thread("tsan_churn", &t[1], free_half, (void *)0);
-		start_thread("tsan_churn", &t[2], free_half, (void *)1);
+		thread_start_or_exit("tsan_churn", &t[1], free_half, (void *)0);
+		thread_start_or_exit("tsan_churn", &t[2], free_half, (void *)1);
 		for (int i = 3; i < 8; i++)
-			start_thread("tsan_churn", &t[i], swap, (void *)(intptr_t)(i + r * 8));
+			thread_start_or_exit("tsan_churn", &t[i], swap, (void *)(intptr_t)(i + r * 8));
 		atomic_store(&go, 1);
 		for (int i = 1; i < 8; i++)
 			pthread_join(t[i], NULL);

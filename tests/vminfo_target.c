@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "descriptor.h"
-#include "start_thread.h"
+#include "thread_start.h"
 #include "uvmalloc.h"
 
 extern struct uvm_descriptor uvm_descriptor;
@@ -175,9 +175,9 @@ static void hammer(bool growing)
 	pthread_t t[4], g;
 
 	if (growing)
-		start_thread("vminfo_target", &g, grow, NULL);
+		thread_start_or_exit("vminfo_target", &g, grow, NULL);
 	for (long i = 0; i < 4; i++)
-		start_thread("vminfo_target", &t[i], churn, (void *)(i + 1));
+		thread_start_or_exit("vminfo_target", &t[i], churn, (void *)(i + 1));
 	/* Ready once every thread has allocated: before that vminfo may rightly say "not allocated yet". */
 	while (atomic_load(&started) < 4)
 		sched_yield();

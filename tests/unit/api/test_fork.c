@@ -97,7 +97,7 @@ Test(fork, a_child_frees_the_blocks_of_the_parents_other_threads)
 	pthread_t th;
 
 	cr_assert_not_null(uvm_malloc(10));
-	thread_start(&th, allocate_and_wait, &t);
+	cr_assert_eq(pthread_create(&th, NULL, allocate_and_wait, &t), 0);
 	while (!atomic_load(&t.ready))
 		sched_yield();
 	in_child(free_theirs, &t, "free_theirs");
@@ -162,7 +162,7 @@ Test(fork, a_fork_while_another_thread_purges)
 	pthread_t th;
 
 	cr_assert_not_null(uvm_malloc(10));
-	thread_start(&th, purge_and_free, NULL);
+	cr_assert_eq(pthread_create(&th, NULL, purge_and_free, NULL), 0);
 	for (int i = 0; i < 30; i++)
 		in_child(grandchild, NULL, "grandchild");
 	atomic_store(&stop, true);

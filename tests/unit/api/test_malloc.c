@@ -309,11 +309,11 @@ Test(malloc, threads_free_each_others_blocks)
 	struct uvm_stats before = stats(), after;
 
 	for (long i = 0; i < 4; i++)
-		thread_start(&t[i], producer, (void *)i);
+		cr_assert_eq(pthread_create(&t[i], NULL, producer, (void *)i), 0);
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
 	for (long i = 0; i < 4; i++)
-		thread_start(&t[i], consumer, (void *)((i + 1) % 4));
+		cr_assert_eq(pthread_create(&t[i], NULL, consumer, (void *)((i + 1) % 4)), 0);
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
 	after = stats();
@@ -338,7 +338,7 @@ Test(malloc, fork_in_a_threaded_program)
 	static atomic_bool stop;
 	pthread_t t;
 
-	thread_start(&t, spin, &stop);
+	cr_assert_eq(pthread_create(&t, NULL, spin, &stop), 0);
 	for (int i = 0; i < 20; i++) {
 		int status;
 		pid_t pid = fork();
@@ -627,7 +627,7 @@ Test(malloc, late_thread_exit_destructor_allocates)
 		if (round == 5)
 			mid = stats();
 		served = 0;
-		thread_start(&t, allocate_then_exit, &served);
+		cr_assert_eq(pthread_create(&t, NULL, allocate_then_exit, &served), 0);
 		cr_assert_eq(pthread_join(t, NULL), 0);
 		cr_assert_eq(served, (int)(sizeof(late_sizes) / sizeof(late_sizes[0])), "round %d: %d sizes served", round, served);
 	}

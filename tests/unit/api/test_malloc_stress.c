@@ -142,7 +142,7 @@ Test(malloc_stress, threads_sizes_reallocs_and_cross_frees, .timeout = 600)
 	struct uvm_stats st;
 
 	for (long i = 0; i < THREADS; i++)
-		thread_start(&t[i], worker, (void *)i);
+		cr_assert_eq(pthread_create(&t[i], NULL, worker, (void *)i), 0);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
 	for (int i = 0; i < SHARED; i++)

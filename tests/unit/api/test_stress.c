@@ -120,7 +120,7 @@ static void run_stress(void)
 	nodes = fake ? atoi(fake) : 1;
 	setenv("UVM_LAZY_MAX", "4096", 1); /* purge often */
 	for (long i = 0; i < THREADS; i++)
-		thread_start(&t[i], worker, (void *)(i + 1));
+		cr_assert_eq(pthread_create(&t[i], NULL, worker, (void *)(i + 1)), 0);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
 	for (int i = 0; i < EXCHANGE; i++)
@@ -186,7 +186,7 @@ Test(stress, fork_while_threads_allocate, .timeout = 240)
 
 	setenv("UVM_LAZY_MAX", "2048", 1);
 	for (long i = 0; i < 4; i++)
-		thread_start(&t[i], churn, (void *)(i + 7));
+		cr_assert_eq(pthread_create(&t[i], NULL, churn, (void *)(i + 7)), 0);
 	for (int f = 0; f < 30; f++) {
 		int status;
 		pid_t pid = fork();
@@ -278,7 +278,7 @@ Test(stress, large_blocks_grow_into_neighbours_while_purges_drain, .timeout = 24
 	pthread_t t[4];
 
 	for (long i = 0; i < 4; i++)
-		thread_start(&t[i], large_worker, (void *)(i * 7919 + 1));
+		cr_assert_eq(pthread_create(&t[i], NULL, large_worker, (void *)(i * 7919 + 1)), 0);
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
 	large_slots_free();
@@ -304,10 +304,10 @@ Test(stress, large_blocks_across_thread_exits, .timeout = 240)
 	long made = 0;
 
 	for (int i = 0; i < 4; i++, made++)
-		thread_start(&t[i], large_short_worker, (void *)(made * 7919 + 5));
+		cr_assert_eq(pthread_create(&t[i], NULL, large_short_worker, (void *)(made * 7919 + 5)), 0);
 	for (int k = 0; k < 56; k++, made++) {
 		pthread_join(t[k % 4], NULL);
-		thread_start(&t[k % 4], large_short_worker, (void *)(made * 7919 + 5));
+		cr_assert_eq(pthread_create(&t[k % 4], NULL, large_short_worker, (void *)(made * 7919 + 5)), 0);
 	}
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
@@ -366,7 +366,7 @@ Test(stress, spans_of_shrunk_buffers_across_threads_purges_and_exits, .timeout =
 		pthread_t t[4];
 
 		for (long i = 0; i < 4; i++)
-			thread_start(&t[i], span_worker, (void *)(round * 1000 + i * 7919 + 1));
+			cr_assert_eq(pthread_create(&t[i], NULL, span_worker, (void *)(round * 1000 + i * 7919 + 1)), 0);
 		for (int i = 0; i < 4; i++)
 			pthread_join(t[i], NULL);
 		cr_assert_eq(vn_busy_check(), 0, "round %d: a busy tree or a span is broken", round);

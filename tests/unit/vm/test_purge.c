@@ -122,7 +122,7 @@ Test(purge, a_miss_takes_another_nodes_pooled_area, .init = two_nodes_no_auto_pu
 
 	uvm_vfree(uvm_vmalloc(4096)); /* this thread's node first: the next thread draws the other */
 	purge_now(1);
-	thread_start(&t, free_written_then_exit, NULL);
+	cr_assert_eq(pthread_create(&t, NULL, free_written_then_exit, NULL), 0);
 	cr_assert_eq(pthread_join(t, NULL), 0);
 	purge_now(0);
 	cr_assert_eq(stats().pooled_count, REUSED, "%lu areas pooled", (unsigned long)stats().pooled_count);
@@ -185,7 +185,7 @@ Test(purge, frees_wait_for_a_purge_past_the_hard_limit, .init = no_auto_purge)
 		cr_assert_not_null(blocked_area[i] = uvm_vmalloc((BLOCKED_PAGES - 1) * 4096));
 	bound = PURGE_LAZY_HARD * purge_lazy_max() + BLOCKED_PAGES;
 	purge_fork_prepare(); /* takes the purge lock, as a running purge holds it */
-	thread_start(&t, free_blocked_areas, NULL);
+	cr_assert_eq(pthread_create(&t, NULL, free_blocked_areas, NULL), 0);
 	usleep(300000);
 	cr_assert_lt(atomic_load(&blocked_freed), BLOCKED_N, "every free went through while a purge ran");
 	cr_assert_gt(vn_lazy_pages(), purge_lazy_max(), "frees did not go on past the limit without waiting");
