@@ -44,9 +44,9 @@ size_t area_reclaim_and_purge(void)
 	return purge_now(1);
 }
 
-static int tree_alloc(unsigned nid, unsigned owner, struct vmap_area *va, size_t size, size_t align)
+static int tree_alloc(unsigned nid, unsigned zone, struct vmap_area *va, size_t size, size_t align)
 {
-	int err = arena_alloc(nid, owner, va, size, align);
+	int err = arena_alloc(nid, zone, va, size, align);
 
 	/*
 	 * reclaim_and_purge_vmap_areas(): what waits in caches, lazily or in
@@ -55,10 +55,10 @@ static int tree_alloc(unsigned nid, unsigned owner, struct vmap_area *va, size_t
 	 */
 	if (err == ENOMEM && size <= arena_reserved(nid)) {
 		if (area_reclaim_and_purge())
-			err = arena_alloc(nid, owner, va, size, align);
+			err = arena_alloc(nid, zone, va, size, align);
 	}
 	if (err == ENOMEM && !arena_grow(nid, size, align))
-		err = arena_alloc(nid, owner, va, size, align);
+		err = arena_alloc(nid, zone, va, size, align);
 	return err;
 }
 
@@ -71,7 +71,7 @@ static struct vmap_area *alloc_fresh(unsigned nid, unsigned owner, size_t size, 
 		*err = ENOMEM;
 		return NULL;
 	}
-	*err = tree_alloc(nid, owner, va, size, align);
+	*err = tree_alloc(nid, vn_zone(owner, size), va, size, align);
 	if (*err) {
 		meta_va_free(va);
 		return NULL;

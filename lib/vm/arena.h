@@ -101,7 +101,8 @@ int arena_init(unsigned nr);
  * zone: the lowest fit at or above the zone's start in one of the node's
  * regions (zone z starts z * ARENA_ZONE_BYTES above a region's base,
  * modulo the zones the region holds), else the lowest fit anywhere.  The
- * caller passes its owner (vnode.h), so that each thread's areas lie
+ * caller passes its owner's zone (vnode.h's vn_zone: 0 for a thread's
+ * first VN_ZONE_AFTER bytes), so that each thread's areas lie
  * together: a thread's cache can then join the areas it freed into the
  * ranges its next requests need, where lowest-fit carving for all threads
  * at once laid their areas side by side and no cache could join its own

@@ -28,6 +28,13 @@ unsigned vn_count(void);
 
 /* The owner slot for an allocation made now: the calling thread's node. */
 unsigned vn_owner_id(void);
+/*
+ * The zone (arena_alloc) for a fresh range of size bytes taken now by the
+ * calling thread, whose owner slot is owner: zone 0 until the thread has
+ * taken VN_ZONE_AFTER bytes of fresh ranges, then its owner's (vnode.c).
+ */
+#define VN_ZONE_AFTER ((size_t)256 << 10)
+unsigned vn_zone(unsigned owner, size_t size);
 static inline unsigned va_owner(const struct vmap_area *va) { return (va->flags >> VA_OWNER_SHIFT) - 1; }
 static inline void va_set_owner(struct vmap_area *va, unsigned id)
 {

@@ -4,9 +4,10 @@
  * found and freed as the first region's are (to their owner's cache in
  * line too); an address-space limit caps
  * a region at a quarter of the room it leaves; a request that could not
- * be reserved fails again at once, without asking the kernel; each
- * owner's fresh areas lie together in its own zone, and a region too small
- * for zones serves every owner from its base.
+ * be reserved fails again at once, without asking the kernel; a
+ * thread's first fresh bytes lie beside everyone's (zone 0), the rest
+ * together in its owner's own zone, and a region too small for zones
+ * serves every owner from its base.
  */
 #include "helpers.h"
 
@@ -139,6 +140,7 @@ static void four_nodes_small_regions(void)
 #define ZONE_AREA (15 * 4096) /* 16 pages with the guard */
 
 struct zone_lane {
+	char *first; /* the area of VN_ZONE_AFTER bytes, guard included, that another thread takes first */
 	char *p[4];
 	unsigned owner;
 };
@@ -153,12 +155,20 @@ static void *alloc_four(void *arg)
 	return NULL;
 }
 
-/* Run alloc_four on a thread of its own (the next owner), joined. */
+static void *alloc_first_then_four(void *arg)
+{
+	struct zone_lane *l = arg;
+
+	cr_assert_not_null(l->first = uvm_vmalloc(VN_ZONE_AFTER - 4096));
+	return alloc_four(l);
+}
+
+/* Run alloc_first_then_four on a thread of its own (the next owner), joined. */
 static void alloc_four_elsewhere(struct zone_lane *l)
 {
 	pthread_t t;
 
-	cr_assert_eq(pthread_create(&t, NULL, alloc_four, l), 0);
+	cr_assert_eq(pthread_create(&t, NULL, alloc_first_then_four, l), 0);
 	pthread_join(t, NULL);
 }
 
@@ -169,29 +179,43 @@ static bool in_zone(const char *p, unsigned owner)
 	return (uintptr_t)p >= start && (uintptr_t)p < start + ARENA_ZONE_BYTES;
 }
 
-/* Another thread's carves between two of mine land in its own zone: mine stay side by side, in mine. */
-Test(arena, each_owner_carves_its_own_zone, .init = four_nodes)
+static void free_lane(struct zone_lane *l)
 {
-	struct zone_lane mine[2], theirs;
+	uvm_vfree(l->first);
+	for (int i = 0; i < 4; i++)
+		uvm_vfree(l->p[i]);
+}
+
+/*
+ * Another thread's first VN_ZONE_AFTER bytes land beside mine, in zone 0
+ * (no page table of a zone of its own for a thread that may need no more),
+ * its carves after that in its own zone; mine stay side by side, in mine.
+ */
+Test(arena, each_owner_carves_its_own_zone_after_its_first_bytes, .init = four_nodes)
+{
+	struct zone_lane mine[2] = { 0 }, theirs = { 0 };
 
 	alloc_four(&mine[0]);
 	alloc_four_elsewhere(&theirs);
 	alloc_four(&mine[1]);
 	cr_assert_neq(theirs.owner, mine[0].owner);
+	cr_assert_eq(theirs.first, mine[0].p[3] + ZONE_AREA + 4096, "their first area %p is not the lowest fit beside mine",
+		     (void *)theirs.first);
 	for (int i = 0; i < 8; i++) {
 		char *p = mine[i / 4].p[i % 4];
 
 		cr_assert(in_zone(p, mine[0].owner), "my area %d at %p is out of my zone %u", i, (void *)p, mine[0].owner);
-		if (i)
+		if (i == 4) /* their first area lies between my two fours */
+			cr_assert_eq(p, theirs.first + VN_ZONE_AFTER, "my area 4 is not the lowest fit after their first");
+		else if (i)
 			cr_assert_eq(p, mine[(i - 1) / 4].p[(i - 1) % 4] + ZONE_AREA + 4096, "my area %d is not beside the one before", i);
 	}
 	for (int i = 0; i < 4; i++)
 		cr_assert(in_zone(theirs.p[i], theirs.owner), "their area %d at %p is out of zone %u", i, (void *)theirs.p[i],
 			  theirs.owner);
-	for (int i = 0; i < 8; i++)
-		uvm_vfree(mine[i / 4].p[i % 4]);
-	for (int i = 0; i < 4; i++)
-		uvm_vfree(theirs.p[i]);
+	free_lane(&mine[0]);
+	free_lane(&mine[1]);
+	free_lane(&theirs);
 	uvm_purge();
 	cr_assert_eq(arena_check(), 0);
 }
@@ -199,15 +223,14 @@ Test(arena, each_owner_carves_its_own_zone, .init = four_nodes)
 /* A region of one zone's size serves every owner from its base, as the lowest fit. */
 Test(arena, a_region_of_one_zone_serves_every_owner_from_its_base, .init = four_nodes_small_regions)
 {
-	struct zone_lane mine, theirs;
+	struct zone_lane mine = { 0 }, theirs = { 0 };
 
 	alloc_four(&mine);
 	alloc_four_elsewhere(&theirs);
 	cr_assert_neq(theirs.owner, mine.owner);
-	cr_assert_eq(theirs.p[0], mine.p[3] + ZONE_AREA + 4096, "the next owner's first area is not the next lowest fit");
-	for (int i = 0; i < 4; i++) {
-		uvm_vfree(mine.p[i]);
-		uvm_vfree(theirs.p[i]);
-	}
+	cr_assert_eq(theirs.first, mine.p[3] + ZONE_AREA + 4096, "the next owner's first area is not the next lowest fit");
+	cr_assert_eq(theirs.p[0], theirs.first + VN_ZONE_AFTER, "the next owner's carves past its first bytes are not the next lowest fit");
+	free_lane(&mine);
+	free_lane(&theirs);
 	cr_assert_eq(arena_check(), 0);
 }
