@@ -115,9 +115,9 @@ unsigned vn_owner_id(void)
  * pages of page table, and a page of the page map and of the chunk table,
  * of its own.  This guest faults a page of a 2 MiB range nothing was
  * touched in at 45-70 us, against 11 us beside touched pages
- * (docs/measurements.md): a thread's first area in its zone took about
- * 100 us more than in zone 0 (vmbench, one loop of fix_size on a new
- * thread: 85-260 us against 33-74).  So a thread takes its first
+ * (docs/measurements.md): vmbench's one loop of fix_size on a new thread
+ * took 98 us with its first area in its zone, 45 in zone 0 (medians of 11;
+ * tcmalloc 16).  So a thread takes its first
  * VN_ZONE_AFTER bytes of fresh ranges from zone 0, the lowest fit beside
  * everyone's, and its own zone once it has shown it needs more: by then it
  * has faulted in pages that cost a hundred times what the zone's first
