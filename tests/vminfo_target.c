@@ -12,7 +12,7 @@
  *   many N:  holds N live one-page areas, waits for stdin to close;
  *   holes:   1000 areas of 64 KiB, every other one freed and purged, then 200
  *            KiB blocks that cannot use the holes; prints its span figures;
- *   spans:   ten areas shrunk twice by vrealloc, their tails kept in the
+ *   spans:   six areas shrunk twice by vrealloc, their tails kept in the
  *            thread's cache unfiled (vnode.h); prints its uvm_stats;
  *   slabs:   fills four slabs of 32-byte objects, frees three of every four
  *            objects in each, prints its uvm_frag_stats live bytes, waits;
@@ -385,10 +385,15 @@ static void holes(void)
 	wait_for_stdin();
 }
 
-/* Ten areas of 64 pages shrunk to 32 and then to 4: each leaves two tails cached unfiled in its span (vnode.h). */
+/*
+ * Six areas of 64 pages shrunk to 32 and then to 4: each leaves two tails
+ * cached unfiled in its span (vnode.h).  Six: the next area's miss then
+ * finds a cache of few areas a size, which it leaves as it is (ten made it
+ * a fragmented one, whose miss joins neighbours: pcp.c's defragment).
+ */
 static void spans(void)
 {
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < 6; i++) {
 		void *p = uvm_vmalloc(64 << 12);
 
 		p = uvm_vrealloc(p, 32 << 12);

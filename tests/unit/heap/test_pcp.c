@@ -178,6 +178,73 @@ Test(pcp, equal_neighbours_stay_apart)
 		uvm_vfree(q[i]);
 }
 
+/*
+ * A cache that holds half its high and more, in many areas of each size it
+ * has, yet none as large as a bin-sized request (the trims of random sizes
+ * cut its larger areas down): the miss joins one run of cached neighbours
+ * to fit, equal ones too, and is a hit; every other area keeps its size.
+ * Without it such a miss took fresh pages and grew high by them, and a
+ * program of random sizes and thread churn grew its RSS with its run.
+ */
+Test(pcp, a_fragmented_caches_miss_joins_one_run)
+{
+	enum { N = 100 }; /* pairs of 4 and 6 pages (guards included): 1000 pages, high is 1024 */
+	char *a[N], *b[N], *big;
+	struct uvm_stats before, st;
+
+	for (int i = 0; i < N; i++) {
+		a[i] = uvm_vmalloc(3 * 4096);
+		b[i] = uvm_vmalloc(5 * 4096);
+		cr_assert(b[i] == a[i] + 4 * 4096 && (!i || a[i] == b[i - 1] + 6 * 4096), "the pairs must be contiguous for this test");
+	}
+	for (int i = 0; i < N; i++) {
+		uvm_vfree(a[i]);
+		uvm_vfree(b[i]);
+	}
+	before = stats();
+	cr_assert_eq(before.cached_count, 2 * N, "bin-sized neighbours were joined when freed");
+	big = uvm_vmalloc(11 * 4096); /* 12 pages: larger than any cached area */
+	st = stats();
+	/* The hottest 6-page area with followers enough: b[N - 1] has none, b[N - 2] has a[N - 1] and b[N - 1] (16 pages). */
+	cr_assert_eq(big, b[N - 2], "the run of the hottest area with followers enough did not serve the miss");
+	cr_assert_eq(st.cache_hits, before.cache_hits + 1);
+	cr_assert_eq(st.cache_misses, before.cache_misses);
+	cr_assert_eq(st.cached_count, 2 * N - 3 + 1, "three areas joined, the run's 4-page tail cached, the rest as they were");
+	cr_assert_eq(st.cached_bytes, before.cached_bytes - 12 * 4096);
+	memset(big, 1, 11 * 4096);
+	cr_assert_eq(uvm_vmalloc(3 * 4096), big + 12 * 4096, "the run's tail is the hottest 4-page area");
+	for (int i = 0; i < N - 1; i++)
+		cr_assert_eq(uvm_vmalloc(3 * 4096), a[N - 2 - i], "a 4-page area lost its size");
+	uvm_vfree(big);
+}
+
+/*
+ * A cache of few areas of each size (a program asking for random sizes,
+ * freeing each at once: every size it uses is cached once) is not joined
+ * for a miss, however full: its areas serve their sizes exactly, and
+ * joins there only made cuts that missed again (vmbench random_size, 5x
+ * its time).  The miss takes fresh pages.
+ */
+Test(pcp, a_cache_of_few_areas_a_size_is_not_joined)
+{
+	enum { N = 30 }; /* sizes of 6..35 pages (guards included): 615 pages, more than half of high */
+	char *p[N];
+	struct uvm_stats before, st;
+
+	for (int i = 0; i < N; i++) {
+		p[i] = uvm_vmalloc((size_t)(5 + i) * 4096);
+		cr_assert(!i || p[i] == p[i - 1] + (size_t)(5 + i) * 4096, "the areas must be contiguous for this test");
+	}
+	for (int i = 0; i < N; i++)
+		uvm_vfree(p[i]);
+	before = stats();
+	cr_assert_eq(before.cached_count, N);
+	uvm_vfree(uvm_vmalloc(59 * 4096)); /* 60 pages: larger than any, less than two neighbours make */
+	st = stats();
+	cr_assert_eq(st.cache_misses, before.cache_misses + 1, "the miss was served from the cache");
+	cr_assert_eq(st.cached_count, N + 1, "cached areas were joined");
+}
+
 /* Byte counters balance: a hit that keeps a block one page too big counts the page it hands out. */
 Test(pcp, byte_counters_balance)
 {
