@@ -995,6 +995,13 @@ void pcp_take_smaller(struct heap *h, size_t pages, struct list_head *out)
 	heap_leave(h);
 }
 
+/* A miss of pages pages credited: whether the misses since the last pass pay for one (as many pages as it looked at areas). */
+static bool coalesce_paid(struct pcp *p, size_t pages)
+{
+	p->coalesce_credit += pages;
+	return p->coalesce_credit >= p->coalesce_cost;
+}
+
 /*
  * After a miss for pages pages: whether to coalesce first.  Only for a
  * large request (an order list's), whose fresh pages are the costliest to
@@ -1006,10 +1013,7 @@ void pcp_take_smaller(struct heap *h, size_t pages, struct list_head *out)
  */
 static bool coalesce_due(struct pcp *p, size_t pages)
 {
-	if (pages < PCP_BIN_PAGES)
-		return false;
-	p->coalesce_credit += pages;
-	return p->coalesce_credit >= p->coalesce_cost && cached_pages(p) >= pages;
+	return pages >= PCP_BIN_PAGES && coalesce_paid(p, pages) && cached_pages(p) >= pages;
 }
 
 /* The pages of va and of the cached areas that follow it, counted until they reach pages. */
@@ -1053,8 +1057,9 @@ static bool join_run(struct pcp *p, unsigned nid, size_t pages)
 	return false;
 }
 
+/* What a cache holds: its pages (cached_pages), and its bins' areas and how many bins hold any. */
 struct shape {
-	size_t areas, bins;
+	size_t pages, areas, bins;
 };
 
 static void add_shape(struct pcp *p, struct pcp_list *l, unsigned b, void *arg)
@@ -1062,7 +1067,7 @@ static void add_shape(struct pcp *p, struct pcp_list *l, unsigned b, void *arg)
 	struct shape *sh = arg;
 	uint32_t n = l->count + (uint32_t)pcp_unfolded(l);
 
-	(void)p, (void)b;
+	add_unfolded(p, l, b, &sh->pages);
 	if (n) {
 		sh->areas += n;
 		sh->bins++;
@@ -1086,18 +1091,18 @@ static void add_shape(struct pcp *p, struct pcp_list *l, unsigned b, void *arg)
  */
 static bool fragmented(struct pcp *p, size_t pages, size_t align)
 {
-	struct shape sh = { 0, 0 };
+	struct shape sh = { p->slow_pages, 0, 0 };
 
-	if (pages >= PCP_BIN_PAGES || align > UVM_PAGE_SIZE || cached_pages(p) < p->high / 2)
+	if (pages >= PCP_BIN_PAGES || align > UVM_PAGE_SIZE)
 		return false;
-	each_marked_bin(p, add_shape, &sh);
-	return sh.areas >= 8 * sh.bins;
+	each_marked_bin(p, add_shape, &sh); /* one walk: cached_pages's and the shape's */
+	return sh.pages >= p->high / 2 && sh.areas >= 8 * sh.bins;
 }
 
 /*
  * A fragmented cache's miss: one run joined to fit (join_run), else, when
  * none makes up the pages and the misses since the last pass paid for one
- * (coalesce_due's credit), a coalescing pass.  The run first: a pass
+ * (coalesce_paid, as a large miss's), a coalescing pass.  The run first: a pass
  * joins every neighbour, a new thread's inherited buffers too, and
  * the next requests cut them again at other boundaries (allocwork tasks:
  * 6 % more faults and peak RSS when every such miss made a pass).
@@ -1107,8 +1112,7 @@ static struct vmap_area *defragment(struct pcp *p, unsigned nid, size_t pages, s
 	if (!fragmented(p, pages, align))
 		return NULL;
 	if (!join_run(p, nid, pages)) {
-		p->coalesce_credit += pages;
-		if (p->coalesce_credit < p->coalesce_cost)
+		if (!coalesce_paid(p, pages))
 			return NULL;
 		coalesce(p, nid);
 	}
