@@ -32,8 +32,11 @@
  *    larger than its end), the thread-cached areas its thread split off it and keeps unfiled.
  * 7: a bin's in-line frees are pcp_list_cap plus pcp_list_spent, which replaces pcp_list_left
  *    (cap less them).
+ * 8: an area's live word may read va_live_parked: its thread's parked area, cached, not live; a
+ *    bin's in-line frees add its pcp_list_parks, and so do its in-line hits, but for the area parked
+ *    now (pcp_parked, pcp_parked_list).
  */
-#define UVM_DESCRIPTOR_VERSION 7
+#define UVM_DESCRIPTOR_VERSION 8
 
 struct uvm_descriptor {
 	char magic[8];          /* UVM_DESCRIPTOR_MAGIC, NUL-terminated */
@@ -144,6 +147,17 @@ struct uvm_descriptor {
 	 * and pcp_exited_frees.
 	 */
 	uint64_t pcp_stray_allocs, pcp_stray_frees;
+
+	/*
+	 * Appended in version 8: the live word's value of a parked area (its
+	 * thread's last freed area, kept out of its bin: thread-cached); the
+	 * offset in a cache list of its parks (a uint64_t: areas parked, all
+	 * time, which its heap's frees count and its hits too, less one while
+	 * the heap's parked area is of that list); and the offsets in a thread
+	 * heap of its parked area's start (a uint64_t, 0: none) and of the
+	 * address of that area's list.
+	 */
+	uint64_t va_live_parked, pcp_list_parks, pcp_parked, pcp_parked_list;
 };
 
 #endif

@@ -118,10 +118,14 @@ static uvm_always_inline void *vmalloc_fast(size_t size, size_t align, bool huge
 {
 	struct heap *h = uvm__heap;
 	struct vmap_area *va;
+	void *p;
 
 	if (likely(h && untraced_alloc())) {
 		if (prof_due_area(h, size))
 			return vmalloc_profiled(size, huge, caller);
+		/* A parked area is of a page-aligned size: a huge one (align above a page) is larger than any. */
+		if ((p = area_unpark(h, size, caller)))
+			return p;
 		if (likely(va = area_alloc_hit_aligned(h, size, align, caller)))
 			return area_handed(h, va, size);
 		return vmalloc_counted(size, huge, caller);
@@ -185,6 +189,13 @@ static uvm_noinline void vfree_list(void *p, struct vmap_area *va)
 		vfree_slow(p);
 }
 
+/* A bin's area of the owner's while another is parked, or the slow way. */
+static uvm_noinline void vfree_repark(void *p, struct vmap_area *va)
+{
+	if (!area_repark(uvm__heap, va))
+		vfree_slow(p);
+}
+
 /* The free of p, in region r (NULL: none): the owner's bin in line, an order list's or anything else a call away. */
 static uvm_always_inline void vfree_in(void *p, const struct region *r)
 {
@@ -195,6 +206,9 @@ static uvm_always_inline void vfree_in(void *p, const struct region *r)
 		return;
 	case AREA_LIST:
 		vfree_list(p, va);
+		return;
+	case AREA_REPARK:
+		vfree_repark(p, va);
 		return;
 	case AREA_NOT_MINE:
 		break;

@@ -278,6 +278,8 @@ static inline __attribute__((always_inline)) void *malloc_in(size_t size)
 			/* Before the bins: a size a class serves better must not also take areas, or each kind's free ones wait for the other's sizes. */
 			if (unlikely(slab_fills(size)))
 				return malloc_fill(h, size, CALLER());
+			if ((p = area_unpark(h, size, CALLER())))
+				return p;
 			if ((va = area_alloc_hit(h, size, CALLER())))
 				return area_handed(h, va, size);
 			if (area_past_bins(size))
@@ -409,6 +411,13 @@ static uvm_noinline void free_list(void *p, struct heap *h, struct vmap_area *va
 		free_named("free", p);
 }
 
+/* A bin's area of the owner's while another is parked, or the slow way. */
+static uvm_noinline void free_repark(void *p, struct heap *h, struct vmap_area *va)
+{
+	if (!area_repark(h, va))
+		free_named("free", p);
+}
+
 /*
  * Not the owner's small object (the caller has a heap and no snapshot is
  * traced), p in region r (NULL: in none): the owner's area, else the slow
@@ -423,6 +432,9 @@ static uvm_always_inline void free_area_in(void *p, struct heap *h, const struct
 		return;
 	case AREA_LIST:
 		free_list(p, h, va);
+		return;
+	case AREA_REPARK:
+		free_repark(p, h, va);
 		return;
 	case AREA_NOT_MINE:
 		break;

@@ -286,6 +286,18 @@ struct vmap_area *area_alloc_stocked(struct heap *h, size_t usable, size_t align
 
 bool area_free_own_list(struct heap *h, struct vmap_area *va) { return area_push_own(h, va, false); }
 
+bool area_repark(struct heap *h, struct vmap_area *va)
+{
+	struct pcp *p = &h->pcp;
+
+	if (!area_push_own(h, p->parked_va, true))
+		return area_push_own(h, va, true);
+	__atomic_store_n(&p->parked_list->parks, p->parked_list->parks - 1, __ATOMIC_RELAXED); /* its free counted once: by the push */
+	__atomic_store_n(&p->parked, 0, __ATOMIC_RELAXED);
+	area_park(h, va, va->va_start, p->parked_key);
+	return true;
+}
+
 /*
  * Another thread's area: into this thread's cache as its own, when it has
  * room (pcp_adopt), else to its owner's inbox (pcp.c); one whose owner has
@@ -343,14 +355,14 @@ struct vmap_area *area_take(uintptr_t addr)
 	if (likely(h && va->heap == h)) {
 		uint32_t live = atomic_load_explicit(&va->live, memory_order_relaxed);
 
-		if (unlikely(!live || live == VA_FREEING))
+		if (unlikely(!va_owned(live)))
 			return NULL;
 		atomic_store_explicit(&va->live, 0, memory_order_relaxed);
 		return va;
 	}
 	/* Not 0 until free_foreign has cleared va->cache (VA_FREEING says why). */
 	for (uint32_t live = atomic_load_explicit(&va->live, memory_order_relaxed);;) {
-		if (!live || live == VA_FREEING)
+		if (!va_owned(live))
 			return NULL;
 		if (atomic_compare_exchange_weak_explicit(&va->live, &live, VA_FREEING, memory_order_acq_rel,
 							  memory_order_relaxed))
@@ -362,7 +374,7 @@ struct vmap_area *area_find(uintptr_t addr)
 {
 	struct vmap_area *va = area_at(addr);
 
-	return va && atomic_load_explicit(&va->live, memory_order_acquire) ? va : NULL;
+	return va && va_owned(atomic_load_explicit(&va->live, memory_order_acquire)) ? va : NULL;
 }
 
 /* ----------------------------------------------------------- vrealloc */

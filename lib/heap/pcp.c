@@ -367,6 +367,30 @@ static void admit(struct pcp *p, size_t pages, struct list_head *out)
 }
 
 /*
+ * p's parked area into its bin, as a slow path's free, so that the
+ * slow paths' searches, joins and drains see it (the owner's, its heap
+ * held: a claimer never touches the slot).  Its free moves from the bin's
+ * parks to the slow paths' count.
+ */
+static void unpark(struct pcp *p, struct list_head *out)
+{
+	struct vmap_area *va = p->parked_va;
+	size_t pages;
+
+	if (!p->parked)
+		return;
+	pages = va_pages(va);
+	__atomic_store_n(&p->parked, 0, __ATOMIC_RELAXED); /* read by other threads' counts (sums_of) */
+	__atomic_store_n(&p->parked_key, PCP_PARKED_NONE, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->parked_list->parks, p->parked_list->parks - 1, __ATOMIC_RELAXED);
+	p->frees++;
+	p->free_pages += pages;
+	atomic_store_explicit(&va->live, 0, memory_order_relaxed);
+	link_cached(p, va);
+	admit(p, pages, out);
+}
+
+/*
  * h's inbox onto out, for the node.  An area there may still span cached
  * areas of h (a live area's shrink left them): cut free where h is held,
  * else pushed back for whoever holds h next (an unheld heap's spans may
@@ -397,6 +421,7 @@ void pcp_heap_init(struct pcp *p)
 	p->high = PCP_HIGH_MIN_PAGES < uvm__pcp_high_max ? PCP_HIGH_MIN_PAGES : uvm__pcp_high_max;
 	p->room = p->high;
 	p->hit = &p->nodes[0];
+	p->parked_key = PCP_PARKED_NONE;
 	list_init(&p->spare);
 	for (unsigned nid = 0; nid < reg.nodes; nid++)
 		for (unsigned i = 0; i < PCP_LISTS; i++) {
@@ -418,6 +443,7 @@ void pcp_heap_exit(struct heap *h)
 	LIST_HEAD(out);
 
 	heap_enter(h);
+	unpark(&h->pcp, &out);
 	drain_all_locked(&h->pcp, &out);
 	inbox_out(h, true, &out);
 	purge_free_backed(&out);
@@ -475,6 +501,7 @@ void pcp_heap_vacate(struct heap *h, bool warm)
 	LIST_HEAD(out);
 
 	heap_enter(h);
+	unpark(p, &out);
 	inbox_out(h, true, &out);
 	set_room(p, drain_locked(p, cached_pages(p), warm ? p->high : 0, &out));
 	heap_leave(h);
@@ -500,20 +527,24 @@ static struct bin_sums sums_of(const struct pcp *p)
 {
 	struct bin_sums c = { word(&p->hits), word(&p->frees), word(&p->alloc_pages), word(&p->free_pages), 0,
 			      __atomic_load_n(&p->slow_pages, __ATOMIC_RELAXED) };
+	/* The parked area's bin, if one is parked: its hits are its parks less that one. */
+	const struct pcp_list *parked = __atomic_load_n(&p->parked, __ATOMIC_RELAXED) ? __atomic_load_n(&p->parked_list, __ATOMIC_RELAXED) : NULL;
 
 	for (unsigned nid = 0; nid < reg.nodes; nid++)
 		for (unsigned i = 0; i < PCP_LISTS; i++) {
 			const struct pcp_list *l = &p->nodes[nid].lists[i];
 			uint64_t pops = word(&l->pops), pushes = word(&l->cap) + word(&l->spent), u = pushes - pops - word(&l->folded);
 
-			c.count += (uint32_t)(__atomic_load_n(&l->count, __ATOMIC_RELAXED) + (uint32_t)u);
+			uint64_t parks = word(&l->parks), here = parks && l == parked;
+
+			c.count += (uint32_t)(__atomic_load_n(&l->count, __ATOMIC_RELAXED) + (uint32_t)u) + here;
 			if (i >= PCP_BIN_PAGES)
 				continue;
-			c.hits += pops;
-			c.frees += pushes;
-			c.alloc_pages += pops * i;
-			c.free_pages += pushes * i;
-			c.pages += u * i;
+			c.hits += pops + parks - here;
+			c.frees += pushes + parks;
+			c.alloc_pages += (pops + parks - here) * i;
+			c.free_pages += (pushes + parks) * i;
+			c.pages += (u + here) * i;
 		}
 	return c;
 }
@@ -536,7 +567,7 @@ void pcp_heap_fold(struct pcp *p)
 			struct pcp_list *l = &p->nodes[nid].lists[i];
 
 			fold_bin(p, l, i);
-			l->pops = l->spent = l->cap = l->folded = 0;
+			l->pops = l->spent = l->cap = l->folded = l->parks = 0;
 		}
 	p->hits = p->misses = p->allocs = p->frees = p->drained = 0;
 	p->alloc_pages = p->free_pages = p->requested = 0;
@@ -1129,6 +1160,7 @@ struct vmap_area *pcp_get(struct heap *h, unsigned nid, size_t pages, size_t ali
 		return NULL;
 	take_inbox(h);
 	heap_enter(h);
+	unpark(p, &out);
 	va = search(p, nid, pages, align);
 	if (!va && coalesce_due(p, pages)) {
 		coalesce(p, nid);
@@ -1213,6 +1245,8 @@ static void decay_one(struct heap *h, bool owned, void *arg)
 	inbox_out(h, owned, out);
 	if (!owned)
 		return;
+	if (h == uvm__heap) /* the caller's own: only its owner may take a parked area */
+		unpark(p, out);
 	if (ops_of(p) == p->ops_at_decay) {
 		step = p->high / 4 > PCP_BATCH_PAGES ? p->high / 4 : PCP_BATCH_PAGES;
 		p->high = p->high > step ? p->high - step : 0;
@@ -1258,6 +1292,8 @@ static void drain_one(struct heap *h, bool owned, void *arg)
 	inbox_out(h, owned, &d->out);
 	if (!owned)
 		return;
+	if (h == uvm__heap)
+		unpark(&h->pcp, &d->out);
 	drain_all_locked(&h->pcp, &d->out);
 	heap_cooled(h);
 	list_splice_tail(&h->pcp.spare, &d->spares);
@@ -1352,4 +1388,8 @@ void pcp_describe(struct uvm_descriptor *d)
 	d->pcp_list_pops = offsetof(struct pcp_list, pops);
 	d->pcp_list_cap = offsetof(struct pcp_list, cap);
 	d->pcp_list_spent = offsetof(struct pcp_list, spent);
+	d->va_live_parked = VA_PARKED;
+	d->pcp_list_parks = offsetof(struct pcp_list, parks);
+	d->pcp_parked = base + offsetof(struct pcp, parked);
+	d->pcp_parked_list = base + offsetof(struct pcp, parked_list);
 }

@@ -36,6 +36,12 @@
 #define PCP_BATCH_PAGES 256     /* drained at once, and the step of decay (1 MiB) */
 #define PCP_HIGH_MIN_PAGES 1024 /* high of an active thread never decays below this (4 MiB) */
 #define PCP_DECAY_NS 1000000000ull
+/*
+ * Areas of at most this many pages (256 KiB and a guard page) are parked
+ * (pcp.parked): what a heap keeps that another thread's drain cannot take.
+ */
+#define PCP_PARK_PAGES 65
+#define PCP_PARKED_NONE (~(uint64_t)0)
 
 struct heap;
 
@@ -71,7 +77,13 @@ struct pcp_list {
 	uint64_t spent;        /* the bin's in-line frees (pushes) less cap, modulo 2^64 */
 	uint64_t cap;          /* pushes - pops may reach this in line (a bin's) */
 	uint64_t folded;       /* pushes - pops when count last took them in */
-	uint64_t pad;          /* to 64 bytes: the hit finds its bin with one shift, not a multiply by 56 (three instructions) */
+	/*
+	 * The bin's areas its owner parked (pcp.parked), all time, less those
+	 * a slow path linked instead: frees, and hits but for the one parked
+	 * now.  Also what makes the struct 64 bytes: the hit finds its bin
+	 * with one shift, not a multiply by 56 (three instructions).
+	 */
+	uint64_t parks;
 };
 _Static_assert(sizeof(struct pcp_list) == 64, "a bin's list is found by a shift");
 
@@ -117,6 +129,27 @@ struct pcp {
 	 * next miss.
 	 */
 	struct pcp_node *hit;
+	/*
+	 * The parked area: the owner's last freed area of a bin's size (up to
+	 * PCP_PARK_PAGES), kept out of its bin, live flag VA_PARKED, for the
+	 * next allocation of that bin (area.h's area_unpark); the one parked
+	 * before goes onto its bin (area_repark).  A loop that frees an area
+	 * and asks for its size again (a buffer per request, per line, per
+	 * message) passes it through three words at fixed addresses, the hit
+	 * returning the start the free stored; through a bin, its pop loaded
+	 * the list head the free stored, the area's start from the area, and
+	 * the free the area from the page map, each load waiting on the one
+	 * before, every iteration.  Claimers never touch it, so neither side
+	 * marks the heap busy, and it takes no bin room: it holds one area,
+	 * which the owner's next slow path links into its bin (and its exit
+	 * drains with the rest): a claimer's drain or decay of an idle
+	 * thread's cache leaves that one area, of 256 KiB at most.
+	 * uvm_vmalloc+uvm_vfree of a page: 87 -> NN instructions a pair, NN -> NN ns.
+	 */
+	uintptr_t parked;                /* its start, or 0: none */
+	uint64_t parked_key;             /* its usable pages less one (a request's (bytes - 1) >> page shift): the hit's test; or PCP_PARKED_NONE */
+	struct vmap_area *parked_va;
+	struct pcp_list *parked_list;    /* its bin (its cache): the hit's test */
 	struct pcp_node nodes[];
 };
 

@@ -18,6 +18,8 @@
 #define UVM_VMAP_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "rbtree.h"
 #include "util.h"
@@ -54,13 +56,16 @@
  *               vnode.h), and that list
  *   in transit  busy tree (another thread's free,      yes       VA_FREEING    the owner's list, until
  *               area_take to free_foreign)                                     free_foreign clears it
+ *   parked      busy tree, and its heap's parked slot  yes       VA_PARKED     its bin (pcp.h's parked)
  *   inbox       busy tree, and its owner's inbox       yes       0             NULL
  *   lazy        its vmap node's lazy tree (purge.c)    no        0             NULL
  *   pooled      its vmap node's pool list (vnode.c)    no        0             NULL
  *
- * live -> cached, inbox or lazy/pooled is a free (area.c); cached -> live
- * a hit; cached -> lazy/pooled a drain or decay; lazy -> free a purge;
- * pooled -> live a pool hit; free -> live a carve from the tree.
+ * live -> cached, parked, inbox or lazy/pooled is a free (area.c); cached
+ * or parked -> live a hit; parked -> cached the owner's next slow path, or
+ * its next free of another area; cached -> lazy/pooled a drain or decay;
+ * lazy -> free a purge; pooled -> live a pool hit; free -> live a carve
+ * from the tree.
  *
  * va->live: 0 when no user owns it (cached, lazy, pooled, in an inbox).
  * VA_LIVE_BIN: a user's, and its owner heap's thread may free it straight
@@ -81,6 +86,10 @@
  * area that was on no list.
  */
 #define VA_FREEING 4u
+/* Its owner's last freed area, in no list (pcp.h's parked): neither live nor cached, as VA_FREEING. */
+#define VA_PARKED 5u
+/* Whether a live word's value is a user's (VA_LIVE, VA_LIVE_BIN, VA_LIVE_LIST). */
+static inline bool va_owned(uint32_t live) { return live - 1 < VA_LIVE_LIST; }
 #define VA_OWNER_SHIFT 16
 
 struct vmap_area {

@@ -190,8 +190,8 @@ static void set_erase(struct va_set *s, struct vmap_area *va)
 	seq_end(s);
 }
 
-/* Live, not resting in a thread cache. */
-static bool is_live(const struct vmap_area *va) { return atomic_load_explicit(&va->live, memory_order_relaxed); }
+/* Live: a user's, not resting in a thread cache, parked or on its way to one (vmap.h's va_owned). */
+static bool is_live(const struct vmap_area *va) { return va_owned(atomic_load_explicit(&va->live, memory_order_relaxed)); }
 
 /* Copy up to max areas of s starting above after (only live ones when live_only) into buf. */
 static size_t set_snapshot(struct va_set *s, uintptr_t after, struct vmap_area *buf, size_t max, bool live_only)

@@ -44,7 +44,7 @@ static void decode(const struct uvm_descriptor *d, const unsigned char *o, struc
 	a->end = FIELD(d->va_end, uint64_t);
 	a->caller = FIELD(d->va_caller, uint64_t);
 	a->flags = FIELD(d->va_flags, uint32_t);
-	a->live = FIELD(d->va_live, uint32_t) != 0;
+	a->live = FIELD(d->va_live, uint32_t) != 0 && FIELD(d->va_live, uint32_t) != d->va_live_parked; /* parked: cached */
 	a->node = (a->flags >> d->va_nid_shift) & 0xff;
 	a->vnode = 0;
 	a->requested = d->va_requested ? FIELD(d->va_requested, uint64_t) : 0;
@@ -496,30 +496,42 @@ static bool bins_described(const struct uvm_descriptor *d, uint64_t max)
 	return d->pcp_node_size && d->pcp_node_size <= max && size >= 8 && size <= d->pcp_node_size &&
 	       d->pcp_lists_per_node <= d->pcp_node_size / size && d->pcp_node_lists <= d->pcp_node_size &&
 	       d->pcp_lists_per_node * size <= d->pcp_node_size - d->pcp_node_lists && d->pcp_list_pops <= size - 8 &&
-	       d->pcp_list_cap <= size - 8 && d->pcp_list_spent <= size - 8 && d->pcp_nr_nodes <= 1024;
+	       d->pcp_list_cap <= size - 8 && d->pcp_list_spent <= size - 8 && d->pcp_list_parks <= size - 8 &&
+	       d->pcp_nr_nodes <= 1024;
 }
 
-/* Heap p's bins' in-line hits and frees (pcp_list_pops; pcp_list_cap plus pcp_list_spent) onto s's counters; an unreadable node is left out. */
+/*
+ * Heap p's bins' in-line hits and frees (pcp_list_pops and pcp_list_parks
+ * less its parked area's; pcp_list_cap plus pcp_list_spent and
+ * pcp_list_parks) onto s's counters; an unreadable node is left out.
+ */
 static void read_bins(const struct target *t, struct snapshot *s, uint64_t p)
 {
 	const struct uvm_descriptor *d = &t->d;
 	unsigned char node[16384];
+	uint64_t parked = 0, parked_list = 0;
 
 	if (!bins_described(d, sizeof(node)))
 		return;
+	if (target_u64(t, p + d->pcp_parked, &parked) || (parked && target_u64(t, p + d->pcp_parked_list, &parked_list)))
+		parked = 0;
 	for (uint64_t n = 0; n < d->pcp_nr_nodes; n++) {
-		if (target_read(t, p + d->pcp_nodes + n * d->pcp_node_size, node, d->pcp_node_size))
+		uint64_t at = p + d->pcp_nodes + n * d->pcp_node_size;
+
+		if (target_read(t, at, node, d->pcp_node_size))
 			continue;
 		for (uint64_t i = 0; i < d->pcp_lists_per_node; i++) {
-			const unsigned char *l = node + d->pcp_node_lists + i * d->pcp_list_size;
-			uint64_t pops, cap, spent;
+			uint64_t off = d->pcp_node_lists + i * d->pcp_list_size, pops, cap, spent, parks, here;
+			const unsigned char *l = node + off;
 
 			memcpy(&pops, l + d->pcp_list_pops, 8);
 			memcpy(&cap, l + d->pcp_list_cap, 8);
 			memcpy(&spent, l + d->pcp_list_spent, 8);
-			s->cache_hits += pops;
-			s->allocs += pops;
-			s->frees += cap + spent;
+			memcpy(&parks, l + d->pcp_list_parks, 8);
+			here = parked && parks && parked_list == at + off;
+			s->cache_hits += pops + parks - here;
+			s->allocs += pops + parks - here;
+			s->frees += cap + spent + parks;
 		}
 	}
 }

@@ -21,6 +21,8 @@
 #include "purge.h"
 #include "uvmalloc.h"
 
+static atomic_int worker_state; /* a worker thread's: 1, its cache filled; 2, leave */
+
 static struct uvm_stats stats(void)
 {
 	struct uvm_stats st;
@@ -382,9 +384,12 @@ Test(pcp, decay_empties_an_idle_cache)
 	}
 	cr_assert_eq(stats().cached_bytes, 0, "an idle cache did not empty in %zu decay steps", steps);
 	cr_assert_leq(steps, 8);
-	/* Busy again: high is back at its minimum, and frees cache again. */
-	uvm_vfree(uvm_vmalloc(4096));
-	cr_assert_eq(stats().cached_count, 1);
+	/* Busy again: high is back at its minimum, and frees cache again (the first is parked, the second takes room). */
+	p[0] = uvm_vmalloc(4096);
+	p[1] = uvm_vmalloc(4096);
+	uvm_vfree(p[0]);
+	uvm_vfree(p[1]);
+	cr_assert_eq(stats().cached_count, 2);
 	cr_assert_eq(pcp_high(), PCP_HIGH_MIN_PAGES);
 }
 
@@ -1016,6 +1021,162 @@ Test(pcp, double_free_of_a_cached_area_aborts)
 	expect_death(double_free, "large", SIGABRT, "uvmalloc: uvm_vfree(): invalid pointer 0x");
 }
 
+static enum slot { EMPTY, PARKED, CACHED } slot_of(const void *p)
+{
+	const struct pcp *c = &uvm__heap->pcp;
+
+	if (c->parked == (uintptr_t)p) {
+		cr_assert_eq(c->parked_va->va_start, (uintptr_t)p);
+		cr_assert_eq(atomic_load(&c->parked_va->live), VA_PARKED);
+		return PARKED;
+	}
+	return area_find((uintptr_t)p) ? EMPTY : CACHED;
+}
+
+/*
+ * The last area a thread frees is parked, out of its bin, and the next
+ * allocation of its size takes it back in line, counted as a hit: a loop
+ * of one size touches no list.  The next free of another area sends the
+ * parked one onto its bin, LIFO: the last freed is handed out first.
+ */
+Test(pcp, a_freed_area_is_parked_and_taken_back)
+{
+	char *a = uvm_vmalloc(4096), *b = uvm_vmalloc(7 * 4096);
+	struct uvm_stats st = stats();
+	uint64_t slow_hits = uvm__heap->pcp.hits;
+
+	for (int i = 0; i < 100; i++) {
+		uvm_vfree(a);
+		cr_assert_eq(slot_of(a), PARKED);
+		cr_assert_eq(stats().cached_count, st.cached_count + 1, "a parked area is cached");
+		cr_assert_eq(stats().cached_bytes, st.cached_bytes + 2 * 4096);
+		cr_assert_eq(uvm_vmalloc(4096), a, "round %d: not the parked area", i);
+		cr_assert_eq(slot_of(a), EMPTY);
+		cr_assert_eq(atomic_load(&area_find((uintptr_t)a)->live), VA_LIVE_BIN);
+	}
+	cr_assert_eq(stats().cache_hits - st.cache_hits, 100);
+	cr_assert_eq(stats().frees - st.frees, 100);
+	cr_assert_eq(stats().cache_misses, st.cache_misses);
+	cr_assert_eq(uvm__heap->pcp.hits, slow_hits, "the slow way served some");
+	uvm_vfree(a);
+	uvm_vfree(b); /* a stays parked, b onto its bin */
+	cr_assert_eq(slot_of(a), PARKED);
+	cr_assert_eq(slot_of(b), CACHED);
+	cr_assert_eq(stats().cached_count, st.cached_count + 2);
+	cr_assert_eq(uvm_vmalloc(7 * 4096), b, "the parked area served another size");
+	cr_assert_eq(uvm_vmalloc(4096), a);
+	cr_assert_eq(stats().cache_hits - st.cache_hits, 102);
+	cr_assert_eq(stats().frees - st.frees, 102);
+	/* Two of one size: the later freed is parked in place of the other, which goes onto its bin (LIFO). */
+	b = uvm_vmalloc(4096);
+	uvm_vfree(a);
+	uvm_vfree(b);
+	cr_assert_eq(slot_of(b), PARKED);
+	cr_assert_eq(slot_of(a), CACHED);
+	cr_assert_eq(stats().cached_count, st.cached_count + 2);
+	cr_assert_eq(uvm_vmalloc(4096), b, "not the hotter first");
+	cr_assert_eq(uvm_vmalloc(4096), a);
+	cr_assert_eq(stats().cache_hits - st.cache_hits, 104);
+	cr_assert_eq(stats().frees - st.frees, 104);
+	uvm_vfree(a);
+	uvm_vfree(b);
+	/* Through malloc too. */
+	a = uvm_malloc(12000); /* an area: a size that fills its pages (slab_fills) */
+	uvm_free(a);
+	cr_assert_eq(slot_of(a), PARKED);
+	cr_assert_eq(uvm_malloc(12000), a);
+	uvm_free(a);
+}
+
+/* Only an area of the bin its size takes, up to PCP_PARK_PAGES, is parked: others go onto their bins. */
+Test(pcp, only_an_exact_bins_area_is_parked)
+{
+	char *big = uvm_vmalloc((PCP_PARK_PAGES - 1) * 4096), *bigger = uvm_vmalloc(PCP_PARK_PAGES * 4096), *p, *q;
+
+	uvm_vfree(bigger);
+	cr_assert_eq(slot_of(bigger), CACHED, "an area over PCP_PARK_PAGES was parked");
+	uvm_vfree(big);
+	cr_assert_eq(slot_of(big), PARKED);
+	cr_assert_eq(uvm_vmalloc((PCP_PARK_PAGES - 1) * 4096), big);
+	p = uvm_vmalloc(5 * 4096); /* 6 pages */
+	uvm_vfree(p);
+	q = uvm_vmalloc(4 * 4096); /* a miss links p into its bin, and takes it whole (pcp_whole_max) */
+	cr_assert_eq(q, p);
+	uvm_vfree(q);
+	cr_assert_eq(slot_of(q), CACHED, "an area handed out from the bin above was parked");
+	uvm_vfree(big);
+	uvm_vfree(uvm_vmalloc(PCP_PARK_PAGES * 4096));
+}
+
+static void use_after_park(void *arg)
+{
+	char *p = uvm_vmalloc(4096);
+
+	uvm_vfree(p);
+	if (arg)
+		uvm_vsize(p);
+	else
+		uvm_vfree(p);
+}
+
+Test(pcp, a_parked_area_is_a_freed_one)
+{
+	expect_death(use_after_park, NULL, SIGABRT, "uvmalloc: uvm_vfree(): invalid pointer 0x");
+	expect_death(use_after_park, "size", SIGABRT, "uvmalloc: uvm_vsize(): invalid pointer 0x");
+}
+
+/* A miss links the parked area into its bin first: the search trims it to size. */
+Test(pcp, a_miss_sees_the_parked_area)
+{
+	char *p = uvm_vmalloc(15 * 4096), *q;
+	uint64_t misses = stats().cache_misses;
+
+	uvm_vfree(p);
+	cr_assert_eq(slot_of(p), PARKED);
+	q = uvm_vmalloc(4 * 4096);
+	cr_assert_eq(q, p, "the miss did not take the parked area");
+	cr_assert_eq(stats().cache_misses, misses, "a fresh range was taken");
+	cr_assert_eq(uvm__heap->pcp.parked, 0);
+	uvm_vfree(q);
+}
+
+static void *park_and_wait(void *arg)
+{
+	char *p = uvm_vmalloc(3 * 4096);
+
+	*(char **)arg = p;
+	uvm_vfree(p);
+	atomic_store(&worker_state, 1);
+	while (atomic_load(&worker_state) != 2)
+		usleep(1000);
+	cr_assert_eq(uvm_vmalloc(3 * 4096), p, "the parked area left its thread");
+	uvm_vfree(p);
+	return NULL;
+}
+
+/*
+ * Another thread's drain (uvm_purge) leaves a running thread its parked
+ * area, the one thing in its cache no claimer touches; the thread's exit
+ * drains it with the rest.
+ */
+Test(pcp, a_claimers_drain_leaves_the_parked_area)
+{
+	char *p;
+	pthread_t t;
+
+	atomic_store(&worker_state, 0);
+	cr_assert_eq(pthread_create(&t, NULL, park_and_wait, &p), 0);
+	while (atomic_load(&worker_state) != 1)
+		usleep(1000);
+	uvm_purge();
+	cr_assert_eq(stats().cached_count, 1, "the purge took %s", stats().cached_count ? "more" : "the parked area");
+	cr_assert_eq(stats().cached_bytes, 4 * 4096);
+	atomic_store(&worker_state, 2);
+	pthread_join(t, NULL);
+	uvm_purge();
+	cr_assert_eq(stats().cached_count, 0, "the exit left the parked area");
+}
+
 /*
  * A large block recycled at one size goes in line both ways, as a bin's
  * does: its area is live for its order list (VA_LIVE_LIST), and each round
@@ -1051,9 +1212,10 @@ Test(pcp, a_large_block_recycled_at_one_size_stays_in_line)
  */
 Test(pcp, an_empty_bin_takes_the_next_bins_area_in_line)
 {
-	char *p = uvm_vmalloc(5 * 4096), *q; /* 6 pages with the guard */
+	char *p = uvm_vmalloc(5 * 4096), *decoy = uvm_vmalloc(4096), *q; /* 6 pages with the guard */
 	uint64_t slow_hits, misses;
 
+	uvm_vfree(decoy); /* parked: p, of another size, goes onto its bin */
 	uvm_vfree(p);
 	slow_hits = uvm__heap->pcp.hits;
 	misses = stats().cache_misses;
@@ -1069,6 +1231,8 @@ Test(pcp, an_empty_bin_takes_the_next_bins_area_in_line)
 	cr_assert_eq(stats().cache_misses, misses);
 	cr_assert_eq(uvm_vmalloc(5 * 4096), p, "not back in its own bin");
 	uvm_vfree(p);
+	cr_assert_eq(uvm_vmalloc(4096), decoy);
+	uvm_vfree(decoy);
 }
 
 /*
@@ -1112,9 +1276,10 @@ Test(pcp, an_area_an_eighth_larger_is_handed_out_whole_in_line)
 Test(pcp, an_in_line_free_marks_a_bin_a_search_cleared)
 {
 	struct pcp_node *n;
-	char *p = uvm_vmalloc(3 * 4096), *q; /* 4 pages with the guard */
+	char *p = uvm_vmalloc(3 * 4096), *decoy = uvm_vmalloc(4096), *q; /* 4 pages with the guard */
 
 	pin_to_cpu0();
+	uvm_vfree(decoy); /* parked: p, of another size, goes onto its bin in line */
 	uvm_vfree(p);
 	cr_assert_eq(uvm_vmalloc(3 * 4096), p); /* a hit: the bin is empty, its bit still set */
 	n = uvm__heap->pcp.hit;
@@ -1122,7 +1287,9 @@ Test(pcp, an_in_line_free_marks_a_bin_a_search_cleared)
 	cr_assert_not_null(q);
 	cr_assert_not(n->binmap[0] & (1ull << 4), "the search left the empty bin's bit");
 	cr_assert_leq(pcp_bin_room(&n->lists[4]), 0, "a bin without its bit has room");
-	uvm_vfree(p); /* in line */
+	decoy = uvm_vmalloc(4096);
+	uvm_vfree(decoy); /* parked (the miss linked the one parked before into its bin) */
+	uvm_vfree(p);     /* onto its bin in line */
 	cr_assert(n->binmap[0] & (1ull << 4), "the in-line free left its bin unmarked");
 	cr_assert_eq(uvm_vmalloc_aligned(3 * 4096, 4096), p, "the slow way did not find the area");
 	uvm_vfree(p);
@@ -1251,7 +1418,6 @@ Test(pcp, a_large_miss_takes_only_the_blocks_that_fit_whole)
 }
 
 /* A worker fills its cache with 64 areas of 16 pages (the 4 MiB high a thread starts with), then waits, alive. */
-static atomic_int worker_state; /* 1: cache filled, 2: leave */
 
 static void *fill_cache_and_wait(void *arg)
 {
