@@ -133,7 +133,7 @@ static uvm_always_inline void *vmalloc_fast(size_t size, size_t align, bool huge
 	return vmalloc_slow(size, huge, caller);
 }
 
-void *uvm_vmalloc(size_t size) { return vmalloc_fast(size, UVM_PAGE_SIZE, false, CALLER()); }
+uvm_entry void *uvm_vmalloc(size_t size) { return vmalloc_fast(size, UVM_PAGE_SIZE, false, CALLER()); }
 void *uvm_vzalloc(size_t size) { return api_alloc(size, UVM_PAGE_SIZE, 1, -1, false, CALLER()); }
 /*
  * As the kernel's vmalloc_huge, whose huge mappings start at PMD_SIZE: an
@@ -219,7 +219,7 @@ static uvm_always_inline void vfree_in(void *p, const struct region *r)
 /* p past the first region (or NULL): its region found by the walk. */
 static uvm_noinline void vfree_far(void *p) { vfree_in(p, region_of((uintptr_t)p)); }
 
-void uvm_vfree(void *p)
+uvm_entry void uvm_vfree(void *p)
 {
 	if (likely(region_first((uintptr_t)p)))
 		vfree_in(p, &uvm__regions[0]);

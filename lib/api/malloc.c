@@ -290,7 +290,7 @@ static inline __attribute__((always_inline)) void *malloc_in(size_t size)
 	return malloc_slow(size, CALLER());
 }
 
-void *uvm_malloc(size_t size) { return malloc_in(size); }
+uvm_entry void *uvm_malloc(size_t size) { return malloc_in(size); }
 
 /*
  * operator new's hits are uvm_malloc's own, in line; only what a miss returns
@@ -452,7 +452,7 @@ static uvm_noinline void free_area(void *p, struct heap *h) { free_area_in(p, h,
  * (their saves and restores were 12 of its instructions).  Snapshots while
  * traced come from the slow way.
  */
-void uvm_free(void *p)
+uvm_entry void uvm_free(void *p)
 {
 	struct heap *h = uvm__heap;
 

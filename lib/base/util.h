@@ -22,6 +22,12 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define uvm_noinline __attribute__((noinline))
 #define uvm_always_inline inline __attribute__((always_inline))
+/*
+ * An entry point of the hit paths, started on a cache line: where it began
+ * 16 bytes further on, after unrelated code grew, malloc+free of 64 B took
+ * 3.95 ns a pair instead of 3.70, the same instructions.
+ */
+#define uvm_entry __attribute__((aligned(64)))
 #define uvm_cacheline_aligned __attribute__((aligned(64)))
 
 #define container_of(ptr, type, member) \
