@@ -105,8 +105,10 @@ UVM_API size_t uvm_malloc_usable_size(void *p);
 UVM_API void *uvm_malloc_caller(size_t size, const void *caller);
 
 /*
- * Purge now: every thread's cache drains, and every lazily freed and pooled
- * area goes back to the kernel and to the free tree; the calling thread's
+ * Purge now: every thread's cache drains (but for another running thread's
+ * last freed area of up to 256 KiB, which only that thread takes out of its
+ * slot: its next slow path or its exit drains it), and every lazily freed
+ * and pooled area goes back to the kernel and to the free tree; the calling thread's
  * free small objects of a page and more (4.5-7, 9, 10 and 14 KiB, and 4-8
  * KiB where UVM_SLAB_MAX makes them slab objects) give their pages back
  * while their slabs live.

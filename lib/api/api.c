@@ -189,13 +189,6 @@ static uvm_noinline void vfree_list(void *p, struct vmap_area *va)
 		vfree_slow(p);
 }
 
-/* A bin's area of the owner's while another is parked, or the slow way. */
-static uvm_noinline void vfree_repark(void *p, struct vmap_area *va)
-{
-	if (!area_repark(uvm__heap, va))
-		vfree_slow(p);
-}
-
 /* The free of p, in region r (NULL: none): the owner's bin in line, an order list's or anything else a call away. */
 static uvm_always_inline void vfree_in(void *p, const struct region *r)
 {
@@ -208,7 +201,7 @@ static uvm_always_inline void vfree_in(void *p, const struct region *r)
 		vfree_list(p, va);
 		return;
 	case AREA_REPARK:
-		vfree_repark(p, va);
+		area_repark(uvm__heap, va);
 		return;
 	case AREA_NOT_MINE:
 		break;

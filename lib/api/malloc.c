@@ -411,13 +411,6 @@ static uvm_noinline void free_list(void *p, struct heap *h, struct vmap_area *va
 		free_named("free", p);
 }
 
-/* A bin's area of the owner's while another is parked, or the slow way. */
-static uvm_noinline void free_repark(void *p, struct heap *h, struct vmap_area *va)
-{
-	if (!area_repark(h, va))
-		free_named("free", p);
-}
-
 /*
  * Not the owner's small object (the caller has a heap and no snapshot is
  * traced), p in region r (NULL: in none): the owner's area, else the slow
@@ -434,7 +427,7 @@ static uvm_always_inline void free_area_in(void *p, struct heap *h, const struct
 		free_list(p, h, va);
 		return;
 	case AREA_REPARK:
-		free_repark(p, h, va);
+		area_repark(h, va);
 		return;
 	case AREA_NOT_MINE:
 		break;

@@ -286,16 +286,25 @@ struct vmap_area *area_alloc_stocked(struct heap *h, size_t usable, size_t align
 
 bool area_free_own_list(struct heap *h, struct vmap_area *va) { return area_push_own(h, va, false); }
 
-bool area_repark(struct heap *h, struct vmap_area *va)
+void area_repark(struct heap *h, struct vmap_area *va)
 {
 	struct pcp *p = &h->pcp;
 
-	if (!area_push_own(h, p->parked_va, true))
-		return area_push_own(h, va, true);
-	__atomic_store_n(&p->parked_list->parks, p->parked_list->parks - 1, __ATOMIC_RELAXED); /* its free counted once: by the push */
-	__atomic_store_n(&p->parked, 0, __ATOMIC_RELAXED);
-	area_park(h, va, va->va_start, p->parked_key);
-	return true;
+	if (likely(area_push_own(h, p->parked_va, true))) {
+		if (va->cache == p->parked_list) { /* one area left the bin's slot, one came: its parks stay */
+			atomic_store_explicit(&va->live, VA_PARKED, memory_order_relaxed);
+			p->parked_va = va;
+			__atomic_store_n(&p->parked, va->va_start, __ATOMIC_RELAXED);
+			return;
+		}
+		__atomic_store_n(&p->parked_list->parks, p->parked_list->parks - 1, __ATOMIC_RELAXED); /* its free counted once: by the push */
+		area_park(h, va, va->va_start, p->parked_key);
+		return;
+	}
+	if (area_push_own(h, va, true))
+		return;
+	atomic_store_explicit(&va->live, 0, memory_order_relaxed); /* area_take's step: the owner's own live area */
+	area_free(va);
 }
 
 /*

@@ -75,6 +75,9 @@ static uvm_always_inline struct vmap_area *area_alloc_hit(struct heap *h, size_t
 	return area_alloc_hit_aligned(h, bytes, UVM_PAGE_SIZE, caller);
 }
 
+/* The parked key of an area asked for bytes (1 or more): its usable pages less one (pcp.parked_key). */
+static uvm_always_inline uint64_t area_key(size_t bytes) { return (bytes - 1) >> UVM_PAGE_SHIFT; }
+
 /*
  * The owner's hit of its parked area (pcp.h) for bytes (1 or more) when it
  * is of the bin bytes take (pages of the node the hits pop from, as
@@ -86,10 +89,9 @@ static uvm_always_inline void *area_unpark(struct heap *h, size_t bytes, const v
 {
 	struct pcp *p = &h->pcp;
 	struct vmap_area *va;
-
 	uintptr_t a;
 
-	if ((bytes - 1) >> UVM_PAGE_SHIFT != p->parked_key)
+	if (area_key(bytes) != p->parked_key)
 		return NULL;
 	a = p->parked;
 	/* Relaxed atomics, plain stores on x86: other threads' counts read them (pcp.c's sums_of), and no claim orders those reads. */
@@ -215,18 +217,15 @@ static uvm_always_inline bool area_push_own(struct heap *h, struct vmap_area *va
 }
 
 /*
- * The parked key of h's own live area va at addr (pcp.parked_key): its
- * usable pages less one when it is of the bin its size was asked for, and
- * of PCP_PARK_PAGES at most; else PCP_PARKED_NONE, not to be parked.  An
- * area of a bin above, handed out whole (pcp_pop_bin), goes back to its
- * own bin, where the next such request takes it in line: parked, only a
- * request of its own bin's size would.
+ * Whether h's own live area va at addr, of key key (area_key of what was
+ * asked), may be parked: of PCP_PARK_PAGES at most, and of the bin its
+ * size was asked for.  An area of a bin above, handed out whole
+ * (pcp_pop_bin), goes back to its own bin, where the next such request
+ * takes it in line: parked, only a request of its own bin's size would.
  */
-static uvm_always_inline uint64_t area_park_key(const struct vmap_area *va, uintptr_t addr)
+static uvm_always_inline bool area_parkable(const struct vmap_area *va, uintptr_t addr, uint64_t key)
 {
-	uint64_t key = (va->requested - 1) >> UVM_PAGE_SHIFT;
-
-	return va->va_end - addr == (key + 2) << UVM_PAGE_SHIFT && key <= PCP_PARK_PAGES - 2 ? key : PCP_PARKED_NONE;
+	return key <= PCP_PARK_PAGES - 2 && va->va_end - addr == (key + 2) << UVM_PAGE_SHIFT;
 }
 
 /* h's own live area va at addr, of parked key key, parked (the parked slot empty), its free counted in its bin. */
@@ -257,6 +256,7 @@ static uvm_always_inline void area_park(struct heap *h, struct vmap_area *va, ui
  */
 enum area_hit { AREA_NOT_MINE, AREA_FREED, AREA_LIST, AREA_REPARK };
 
+
 static uvm_always_inline enum area_hit area_free_own_in(struct heap *h, const struct region *r, uintptr_t addr, struct vmap_area **va)
 {
 	uint32_t live;
@@ -267,15 +267,16 @@ static uvm_always_inline enum area_hit area_free_own_in(struct heap *h, const st
 		return AREA_NOT_MINE;
 	live = atomic_load_explicit(&(*va)->live, memory_order_relaxed);
 	if (likely(live == VA_LIVE_BIN)) {
-		uint64_t key = area_park_key(*va, addr);
+		uint64_t key = area_key((*va)->requested);
 
-		if (likely(key != PCP_PARKED_NONE)) {
-			if (!h->pcp.parked) {
+		/* The slot's key first: a program of many sizes mostly frees another size, and skips the rest. */
+		if (!h->pcp.parked) {
+			if (likely(area_parkable(*va, addr, key))) {
 				area_park(h, *va, addr, key);
 				return AREA_FREED;
 			}
-			if (key == h->pcp.parked_key)
-				return AREA_REPARK;
+		} else if (key == h->pcp.parked_key && area_parkable(*va, addr, key)) {
+			return AREA_REPARK;
 		}
 		return area_push_own(h, *va, true) ? AREA_FREED : AREA_NOT_MINE;
 	}
@@ -286,12 +287,14 @@ static uvm_always_inline enum area_hit area_free_own_in(struct heap *h, const st
  * The owner's free of its own live area va of bin size while another of
  * its size is parked: that one onto its bin and va parked in its place
  * (LIFO: the last freed is the next handed out), or va onto its bin when
- * the other could not go (its bin full, the heap claimed).  False: the
- * slow way.  (An area of another size goes onto its bin, the slot as it
- * is: moving the parked one out on every free of a program of many sizes
- * cost vmbench random_size 22 % more time, kvfree_rcu 12 %.)
+ * the other could not go (its bin full, the heap claimed), else the slow
+ * way's free.  Whole, so that the frees' leaves tail-call it with no frame
+ * of their own (a wrapper that took the slow way on failure cost 9
+ * instructions more a free).  An area of another size goes onto its bin,
+ * the slot as it is: moving the parked one out on every free of a program
+ * of many sizes cost vmbench random_size 22 % more time, kvfree_rcu 12 %.
  */
-bool area_repark(struct heap *h, struct vmap_area *va);
+void area_repark(struct heap *h, struct vmap_area *va);
 
 /* The owner's free of its own live area va of an order list, unless a cached neighbour follows it (pcp_put joins those): true if done. */
 bool area_free_own_list(struct heap *h, struct vmap_area *va);

@@ -145,9 +145,9 @@ struct pcp {
 	 * drains with the rest): a claimer's drain or decay of an idle
 	 * thread's cache leaves that one area, of 256 KiB at most.
 	 * uvm_vmalloc+uvm_vfree of 1, 16 and 64 pages: 5.4-5.5 -> 4.4-4.7 ns
-	 * a pair, 87 -> 83 instructions; malloc+free of 4 and 64 KiB 5.8 ->
-	 * 4.9-5.0 ns, 110 -> 104 (tcmalloc 3.9).  Only an area of the bin its
-	 * size asked for is parked (area_park_key), and only a free of its
+	 * a pair, 87 -> 82 instructions; malloc+free of 4 and 64 KiB 5.8 ->
+	 * 4.7-5.0 ns, 110 -> 104 (tcmalloc 3.8-3.9).  Only an area of the bin its
+	 * size asked for is parked (area_parkable), and only a free of its
 	 * size moves it out (area_repark): see there for why.
 	 */
 	uintptr_t parked;                /* its start, or 0: none */
