@@ -1442,7 +1442,7 @@ static void *fill_cache_and_wait(void *arg)
 Test(pcp, small_objects_of_other_threads_decay_an_idle_cache)
 {
 	static void *window[20000];
-	uint64_t filled;
+	uint64_t filled, bound;
 	pthread_t t;
 
 	cr_assert_eq(pthread_create(&t, NULL, fill_cache_and_wait, NULL), 0);
@@ -1451,14 +1451,15 @@ Test(pcp, small_objects_of_other_threads_decay_an_idle_cache)
 	filled = stats().cached_bytes;
 	cr_assert_geq(filled, (uint64_t)64 * 16 * 4096 * 9 / 10, "the worker cached %llu bytes",
 		      (unsigned long long)filled);
-	for (int round = 0; round < 300 && stats().cached_bytes > filled * 3 / 4; round++) {
+	bound = filled * 3 / 4 + 16 * 4096; /* one idle decay step: a quarter of high, and the parked area stays */
+	for (int round = 0; round < 300 && stats().cached_bytes > bound; round++) {
 		for (int i = 0; i < 20000; i++) {
 			uvm_free(window[i]);
 			window[i] = uvm_malloc(16 + (size_t)(i % 7) * 80);
 		}
 		usleep(10000);
 	}
-	cr_assert_leq(stats().cached_bytes, filled * 3 / 4, "the idle worker's cache kept %llu of %llu bytes",
+	cr_assert_leq(stats().cached_bytes, bound, "the idle worker's cache kept %llu of %llu bytes",
 		      (unsigned long long)stats().cached_bytes, (unsigned long long)filled);
 	for (int i = 0; i < 20000; i++)
 		uvm_free(window[i]);
