@@ -80,10 +80,11 @@ static uvm_always_inline uint64_t area_key(size_t bytes) { return (bytes - 1) >>
 
 /*
  * The owner's hit of its parked area (pcp.h) for bytes (1 or more) when it
- * is of the bin bytes take (pages of the node the hits pop from, as
- * pcp_pop_bin's), made live as caller's and counted: its start, or NULL.
- * Plain loads and stores of h and the area, no claim test: claimers never
- * touch the parked area.
+ * is of bytes' page count, made live as caller's and counted: its start,
+ * or NULL.  Plain loads and stores of h and the area, no claim test:
+ * claimers never touch the parked area.  The NUMA node is not asked: a
+ * thread that moved gets its old node's area until its next miss, as the
+ * bins' hits do (pcp.hit).
  */
 static uvm_always_inline void *area_unpark(struct heap *h, size_t bytes, const void *caller)
 {
@@ -255,7 +256,6 @@ static uvm_always_inline void area_park(struct heap *h, struct vmap_area *va, ui
  * cache that this free would take over high.
  */
 enum area_hit { AREA_NOT_MINE, AREA_FREED, AREA_LIST, AREA_REPARK };
-
 
 static uvm_always_inline enum area_hit area_free_own_in(struct heap *h, const struct region *r, uintptr_t addr, struct vmap_area **va)
 {

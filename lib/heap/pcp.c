@@ -534,7 +534,6 @@ static struct bin_sums sums_of(const struct pcp *p)
 		for (unsigned i = 0; i < PCP_LISTS; i++) {
 			const struct pcp_list *l = &p->nodes[nid].lists[i];
 			uint64_t pops = word(&l->pops), pushes = word(&l->cap) + word(&l->spent), u = pushes - pops - word(&l->folded);
-
 			uint64_t parks = word(&l->parks), here = parks && l == parked;
 
 			c.count += (uint32_t)(__atomic_load_n(&l->count, __ATOMIC_RELAXED) + (uint32_t)u) + here;
