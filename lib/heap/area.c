@@ -289,16 +289,22 @@ bool area_free_own_list(struct heap *h, struct vmap_area *va) { return area_push
 void area_repark(struct heap *h, struct vmap_area *va)
 {
 	struct pcp *p = &h->pcp;
+	uint64_t key = p->parked_key;
 
 	if (likely(area_push_own(h, p->parked_va, true))) {
-		if (va->cache == p->parked_list) { /* one area left the bin's slot, one came: its parks stay */
+		/*
+		 * Of one bin, the commonest (a burst of one size): only the area
+		 * changes, its key, bin and the bin's parks stay.  As a leave and
+		 * a park, vmbench kvfree_rcu_1_arg took 10 instructions more a free.
+		 */
+		if (va->cache == p->parked_list) {
 			atomic_store_explicit(&va->live, VA_PARKED, memory_order_relaxed);
 			p->parked_va = va;
 			__atomic_store_n(&p->parked, va->va_start, __ATOMIC_RELAXED);
 			return;
 		}
-		__atomic_store_n(&p->parked_list->parks, p->parked_list->parks - 1, __ATOMIC_RELAXED); /* its free counted once: by the push */
-		area_park(h, va, va->va_start, p->parked_key);
+		pcp_slot_leave(p); /* its free counted once: by the push */
+		area_park(h, va, va->va_start, key);
 		return;
 	}
 	if (area_push_own(h, va, true))

@@ -95,9 +95,7 @@ static uvm_always_inline void *area_unpark(struct heap *h, size_t bytes, const v
 	if (area_key(bytes) != p->parked_key)
 		return NULL;
 	a = p->parked;
-	/* Relaxed atomics, plain stores on x86: other threads' counts read them (pcp.c's sums_of), and no claim orders those reads. */
-	__atomic_store_n(&p->parked_key, PCP_PARKED_NONE, __ATOMIC_RELAXED);
-	__atomic_store_n(&p->parked, 0, __ATOMIC_RELAXED);
+	pcp_slot_clear(p);
 	va = p->parked_va;
 	va->caller = caller;
 	va->requested = bytes;
@@ -236,7 +234,7 @@ static uvm_always_inline void area_park(struct heap *h, struct vmap_area *va, ui
 	struct pcp_list *l = va->cache;
 
 	atomic_store_explicit(&va->live, VA_PARKED, memory_order_relaxed);
-	__atomic_store_n(&l->parks, l->parks + 1, __ATOMIC_RELAXED); /* as area_unpark's stores */
+	__atomic_store_n(&l->parks, l->parks + 1, __ATOMIC_RELAXED); /* as pcp_slot_clear's stores */
 	p->parked_va = va;
 	__atomic_store_n(&p->parked_list, l, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->parked, addr, __ATOMIC_RELAXED);

@@ -380,14 +380,19 @@ static void unpark(struct pcp *p, struct list_head *out)
 	if (!p->parked)
 		return;
 	pages = va_pages(va);
-	__atomic_store_n(&p->parked, 0, __ATOMIC_RELAXED); /* read by other threads' counts (sums_of) */
-	__atomic_store_n(&p->parked_key, PCP_PARKED_NONE, __ATOMIC_RELAXED);
-	__atomic_store_n(&p->parked_list->parks, p->parked_list->parks - 1, __ATOMIC_RELAXED);
+	pcp_slot_leave(p);
 	p->frees++;
 	p->free_pages += pages;
 	atomic_store_explicit(&va->live, 0, memory_order_relaxed);
 	link_cached(p, va);
 	admit(p, pages, out);
+}
+
+/* A claimed heap's parked area into its bin when the heap is the caller's own: only its owner may take it. */
+static void unpark_own(struct heap *h, struct list_head *out)
+{
+	if (h == uvm__heap)
+		unpark(&h->pcp, out);
 }
 
 /*
@@ -1244,8 +1249,7 @@ static void decay_one(struct heap *h, bool owned, void *arg)
 	inbox_out(h, owned, out);
 	if (!owned)
 		return;
-	if (h == uvm__heap) /* the caller's own: only its owner may take a parked area */
-		unpark(p, out);
+	unpark_own(h, out);
 	if (ops_of(p) == p->ops_at_decay) {
 		step = p->high / 4 > PCP_BATCH_PAGES ? p->high / 4 : PCP_BATCH_PAGES;
 		p->high = p->high > step ? p->high - step : 0;
@@ -1291,8 +1295,7 @@ static void drain_one(struct heap *h, bool owned, void *arg)
 	inbox_out(h, owned, &d->out);
 	if (!owned)
 		return;
-	if (h == uvm__heap)
-		unpark(&h->pcp, &d->out);
+	unpark_own(h, &d->out);
 	drain_all_locked(&h->pcp, &d->out);
 	heap_cooled(h);
 	list_splice_tail(&h->pcp.spare, &d->spares);

@@ -157,6 +157,24 @@ struct pcp {
 	struct pcp_node nodes[];
 };
 
+/*
+ * p's parked slot emptied.  Relaxed atomics, plain stores on x86: other
+ * threads' counts read the slot (pcp.c's sums_of), and no claim orders
+ * those reads.
+ */
+static inline void pcp_slot_clear(struct pcp *p)
+{
+	__atomic_store_n(&p->parked_key, PCP_PARKED_NONE, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->parked, 0, __ATOMIC_RELAXED);
+}
+
+/* p's parked area leaves the slot for its bin, where it is counted as the bin's or the slow paths' free, no longer as a park. */
+static inline void pcp_slot_leave(struct pcp *p)
+{
+	__atomic_store_n(&p->parked_list->parks, p->parked_list->parks - 1, __ATOMIC_RELAXED);
+	pcp_slot_clear(p);
+}
+
 /* Bytes of the per-node lists for nodes NUMA nodes (the heap's size). */
 size_t pcp_lists_size(unsigned nodes);
 /* Read UVM_PCP and UVM_PCP_HIGH.  0 or an errno. */
