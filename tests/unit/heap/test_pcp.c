@@ -1088,6 +1088,38 @@ Test(pcp, a_freed_area_is_parked_and_taken_back)
 	uvm_free(a);
 }
 
+/*
+ * A piece of a slabs' huge page (VA_DENSE, area_alloc_stocked) and a cached
+ * area beside it never join: joined, the other would take the piece's flag
+ * and serve slabs only (allocwork phases: a round's buffers, carved after
+ * its last huge page, joined to it at the next round's large miss, and the
+ * next round's buffers faulted fresh pages in).
+ */
+Test(pcp, a_slab_stocks_piece_joins_no_other_area)
+{
+	char *decoy = uvm_vmalloc(4096), *whole = uvm_vmalloc(15 * 4096), *head;
+	struct vmap_area *va;
+	bool joins, dense_joins;
+
+	cr_assert_not_null(decoy);
+	cr_assert_not_null(whole);
+	uvm_vfree(whole);
+	uvm_vfree(decoy); /* parked in whole's place: whole waits in its bin */
+	head = uvm_vmalloc(3 * 4096); /* cut from whole: its tail stays cached right after it */
+	cr_assert_eq(head, whole, "the request was not cut from the cached area");
+	va = area_find((uintptr_t)head);
+	cr_assert_not_null(va);
+	heap_enter(uvm__heap);
+	joins = pcp_joins_next(&uvm__heap->pcp, va);
+	va->flags |= VA_DENSE;
+	dense_joins = pcp_joins_next(&uvm__heap->pcp, va);
+	va->flags &= ~VA_DENSE;
+	heap_leave(uvm__heap);
+	cr_assert(joins, "the cut's tail would not join its head");
+	cr_assert_not(dense_joins, "a stock's piece would join another area");
+	uvm_vfree(head);
+}
+
 /* Only an area of the bin its size takes, up to PCP_PARK_PAGES, is parked: others go onto their bins. */
 Test(pcp, only_an_exact_bins_area_is_parked)
 {

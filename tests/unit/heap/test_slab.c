@@ -1193,6 +1193,50 @@ Test(slab, past_huge_after_a_pooled_area_comes_before_a_fresh_huge_page)
 	free_past_huge(p);
 }
 
+/*
+ * A program's rounds (allocwork phases): each builds SLAB_HUGE_AFTER and
+ * 8 MiB more of small objects, the later slabs cut from huge pages, then
+ * buffers of 1-3 pages, and frees everything.  The next round is served
+ * from the cache: the stocked huge pages count as fetched, so the free
+ * burst grows high instead of draining them (high stopped at what the slab
+ * requests asked for, 16 pages each of 513).  (That the buffers do not
+ * join a stock's piece at the next round's large miss, test_pcp's
+ * a_slab_stocks_piece_joins_no_other_area.)
+ */
+Test(slab, a_round_of_stocked_slabs_and_buffers_serves_the_next)
+{
+	enum { OBJS = (int)((SLAB_HUGE_AFTER + (8u << 20)) / 1024), BUFS = 300 };
+	char **p = uvm_vmalloc(OBJS * sizeof(*p)), *buf[BUFS], *big;
+	struct uvm_stats before;
+
+	cr_assert_not_null(p);
+	for (int round = 0; round < 2; round++) {
+		before = stats();
+		/* A large miss first (a size the cache does not hold, a page more than the last round's): the cache coalesces. */
+		cr_assert_not_null(big = uvm_vmalloc((4u << 20) + (size_t)round * 4096));
+		for (int i = 0; i < OBJS; i++) {
+			cr_assert_not_null(p[i] = uvm_malloc(1024));
+			p[i][0] = 1;
+		}
+		for (int i = 0; i < BUFS; i++)
+			cr_assert_not_null(buf[i] = uvm_vmalloc((size_t)(1 + i % 3) * 4096));
+		if (round) {
+			cr_assert_eq(stats().pool_misses, before.pool_misses + (stats().cache_misses - before.cache_misses),
+				     "pool misses are cache misses");
+			cr_assert_leq(stats().cache_misses - before.cache_misses, 1,
+				      "%llu of the second round's areas missed the cache (its large block does)",
+				      (unsigned long long)(stats().cache_misses - before.cache_misses));
+		}
+		for (int i = 0; i < BUFS; i++)
+			uvm_vfree(buf[i]);
+		for (int i = 0; i < OBJS; i++)
+			uvm_free(p[i]);
+		uvm_vfree(big);
+		cr_assert_eq(stats().cache_drained, before.cache_drained, "round %d drained its cache", round);
+	}
+	uvm_vfree(p);
+}
+
 static void thp_never(void) { setenv("UVM_THP", "never", 1); }
 
 /* UVM_THP=never: every slab stays on small pages. */
