@@ -126,7 +126,9 @@ void vn_lazy_sub(size_t pages);
 
 /*
  * Pools.  vn_pool_get takes an area of exactly pages pages on NUMA node nid whose start is aligned to align, from
- * node id's pool, else from its lazy areas (before the purge takes them), else from another node's pool; or NULL.
+ * node id's pool, else from its lazy areas (before the purge takes them), else from another node's pool, else cuts
+ * one from a larger pooled area that holds such a window (the rest stays pooled); or NULL.  A pooled area takes in
+ * the pooled areas beside it (vn_pool_put), so pieces join into ranges any size can be cut from.
  */
 struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned nid);
 /*
@@ -136,7 +138,7 @@ struct vmap_area *vn_pool_get(unsigned id, size_t pages, size_t align, unsigned 
  * for the next threads: the caller cuts the area to size (area.c).
  */
 struct vmap_area *vn_pool_get_large(unsigned id, size_t pages, size_t max, size_t align, unsigned nid);
-/* Into its owner node's pool of its page count, or of large areas. */
+/* Into its owner node's pool of its page count, or of large areas, joined with the pooled areas right before and after it. */
 void vn_pool_put(struct vmap_area *va);
 /* Pages held in all pools. */
 size_t vn_pooled_pages(void);

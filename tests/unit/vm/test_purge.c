@@ -35,14 +35,28 @@ static void no_auto_purge(void)
 }
 
 enum { REUSED = 100, REUSED_PAGES = 3 };
-static char *first[REUSED], *again[REUSED];
+static char *first[REUSED], *again[REUSED], *fence[REUSED];
 
-/* REUSED areas of REUSED_PAGES pages into first, written, then freed (to the lazy lists: caches are off). */
+/*
+ * An area that stays live after the one allocated before it, so that the
+ * pools cannot join their neighbours (vnode.c's pool_merge): the tests
+ * below count areas.
+ */
+static char *fenced(size_t bytes, char **fence_slot)
+{
+	char *p = uvm_vmalloc(bytes);
+
+	*fence_slot = uvm_vmalloc(4096);
+	cr_assert(p && *fence_slot);
+	return p;
+}
+
+/* REUSED areas of REUSED_PAGES pages into first, each fenced, written, then freed (to the lazy lists: caches are off). */
 static void free_written(void)
 {
 	pin_to_cpu0();
 	for (int i = 0; i < REUSED; i++) {
-		first[i] = uvm_vmalloc(REUSED_PAGES * 4096);
+		first[i] = fenced(REUSED_PAGES * 4096, &fence[i]);
 		memset(first[i], 0x5a, REUSED_PAGES * 4096);
 	}
 	for (int i = 0; i < REUSED; i++)
@@ -99,6 +113,64 @@ Test(purge, lazy_areas_are_reused_before_the_purge, .init = no_auto_purge)
 	cr_assert_eq(stats().lazy_count, 1, "only the other size's area is still lazy");
 }
 
+/*
+ * Pooled areas take in their pooled neighbours, and a miss that no pool
+ * of its size serves is cut from a larger pooled area, aligned as asked:
+ * still backed but for the pooled areas' guard pages, and with no
+ * syscall.  Pieces that an exit drained fit few requests alone (vnode.c's
+ * pool_merge).
+ */
+/* The guard pages of areas of 3 pages laid side by side from lo that the pages [p, p + pages) cover. */
+static long guards_in(uintptr_t lo, const char *p, long pages)
+{
+	long n = 0;
+
+	for (long i = 0; i < pages; i++)
+		n += (((uintptr_t)p - lo) / 4096 + (uintptr_t)i) % 3 == 2;
+	return n;
+}
+
+Test(purge, pooled_neighbours_join_and_serve_any_size, .init = no_auto_purge)
+{
+	enum { N = 32, PAGES = 3 };
+	char *p[N], *q[2];
+	uintptr_t lo, hi;
+
+	pin_to_cpu0();
+	for (int i = 0; i < N; i++) {
+		p[i] = uvm_vmalloc((PAGES - 1) * 4096);
+		memset(p[i], 0x5a, (PAGES - 1) * 4096);
+		cr_assert(i == 0 || p[i] == p[i - 1] + PAGES * 4096, "the areas do not lie side by side");
+	}
+	lo = (uintptr_t)p[0];
+	hi = lo + N * PAGES * 4096;
+	for (int i = 0; i < N; i++)
+		uvm_vfree(p[i]);
+	purge_now(0);
+	cr_assert_eq(stats().pooled_count, 1, "%lu pooled areas, not one", (unsigned long)stats().pooled_count);
+	cr_assert_eq(stats().pooled_bytes, N * PAGES * 4096);
+	prefault_code();
+	uint64_t calls = os_syscalls(), hits = stats().pool_hits;
+	long faults = minor_faults();
+	q[0] = uvm_vmalloc(4 * 4096);                 /* 5 pages: no pool of that size */
+	q[1] = uvm_vmalloc_aligned(15 * 4096, 65536); /* a slab's shape */
+	cr_assert(q[0] && q[1]);
+	memset(q[0], 1, 4 * 4096);
+	memset(q[1], 1, 15 * 4096);
+	/* Backed but for the pooled areas' guard pages, which no one wrote: only those fault. */
+	cr_assert_leq(minor_faults() - faults, guards_in(lo, q[0], 4) + guards_in(lo, q[1], 15), "the cut areas faulted %ld pages",
+		      minor_faults() - faults);
+	cr_assert_eq(os_syscalls(), calls, "the cuts made %lu syscalls", (unsigned long)(os_syscalls() - calls));
+	cr_assert_eq(stats().pool_hits, hits + 2);
+	for (int k = 0; k < 2; k++)
+		cr_assert((uintptr_t)q[k] >= lo && (uintptr_t)q[k] < hi, "%p is not from the pooled range", (void *)q[k]);
+	cr_assert_eq((uintptr_t)q[1] % 65536, 0);
+	cr_assert_eq(stats().pooled_bytes, (N * PAGES - 5 - 16) * 4096, "the cuts' pieces stay pooled");
+	uvm_vfree(q[0]);
+	uvm_vfree(q[1]);
+	cr_assert_eq(arena_check(), 0);
+}
+
 static void two_nodes_no_auto_purge(void)
 {
 	no_auto_purge();
@@ -133,12 +205,12 @@ Test(purge, a_miss_takes_another_nodes_pooled_area, .init = two_nodes_no_auto_pu
 Test(purge, threshold_triggers_one_batched_purge, .init = node_layer)
 {
 	enum { N = 600 };
-	static char *p[N];
+	static char *p[N], *fences[N];
 
 	setenv("UVM_LAZY_MAX", "1000", 1);
 	pin_to_cpu0();
 	for (int i = 0; i < N; i++)
-		p[i] = uvm_vmalloc(4096); /* 2 pages with the guard */
+		p[i] = fenced(4096, &fences[i]); /* 2 pages with the guard */
 	cr_assert_eq(purge_lazy_max(), 1000);
 	for (int i = 0; i < 500; i++)
 		uvm_vfree(p[i]);
@@ -354,12 +426,12 @@ Test(purge, more_runs_than_a_batch_take_a_call_a_batch, .init = no_auto_purge)
 Test(purge, pools_decay, .init = no_auto_purge)
 {
 	enum { N = 100 };
-	char *p[N];
+	char *p[N], *fences[N];
 	int purges = 0;
 
 	pin_to_cpu0();
 	for (int i = 0; i < N; i++)
-		p[i] = uvm_vmalloc(5 * 4096);
+		p[i] = fenced(5 * 4096, &fences[i]);
 	for (int i = 0; i < N; i++)
 		uvm_vfree(p[i]);
 	purge_now(0);
@@ -374,8 +446,10 @@ Test(purge, pools_decay, .init = no_auto_purge)
 		     purges);
 	for (int i = 0; i < N; i++)
 		p[i] = uvm_vmalloc(5 * 4096);
-	for (int i = 0; i < N; i++)
+	for (int i = 0; i < N; i++) {
 		uvm_vfree(p[i]);
+		uvm_vfree(fences[i]);
+	}
 	purge_now(0);
 	uvm_purge();
 	cr_assert_eq(stats().pooled_count, 0);
