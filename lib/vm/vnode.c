@@ -677,11 +677,12 @@ static struct vmap_pool *pool_of(struct vmap_node *vn, const struct vmap_area *v
 	return va_pages(va) > VN_POOL_PAGES ? &vn->pools.large : &vn->pools.pool[va_pages(va) - 1];
 }
 
-/* va into its pool of vn (pools.lock held). */
+/* va into its pool of vn (pools.lock held), holding its own range only: merges and cuts change its end. */
 static void pool_link(struct vmap_node *vn, struct vmap_area *va)
 {
 	struct vmap_pool *vp = pool_of(vn, va);
 
+	va->span_end = 0;
 	if (vp == &vn->pools.large)
 		large_put(vp, va);
 	else
