@@ -165,6 +165,7 @@ Test(purge, pooled_neighbours_join_and_serve_any_size, .init = no_auto_purge)
 	for (int k = 0; k < 2; k++)
 		cr_assert((uintptr_t)q[k] >= lo && (uintptr_t)q[k] < hi, "%p is not from the pooled range", (void *)q[k]);
 	cr_assert_eq((uintptr_t)q[1] % 65536, 0);
+	cr_assert_eq(vn_busy_check(), 0, "the cut areas broke their busy tree");
 	cr_assert_eq(stats().pooled_bytes, (N * PAGES - 5 - 16) * 4096, "the cuts' pieces stay pooled");
 	uvm_vfree(q[0]);
 	uvm_vfree(q[1]);
