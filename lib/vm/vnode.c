@@ -697,19 +697,8 @@ static void pool_unlink(struct vmap_node *vn, struct vmap_area *va)
 	pool_count(vn, pool_of(vn, va), va, -1);
 }
 
-/* The pooled area of vn that ends (ending) or starts at addr, or NULL: pooled areas never overlap, so their ends are in order too. */
-static struct vmap_area *pool_at(struct vmap_node *vn, uintptr_t addr, bool ending)
-{
-	for (struct rb_node *n = vn->pools.by_addr.root.node; n;) {
-		struct vmap_area *a = va_of(n);
-		uintptr_t key = ending ? a->va_end : a->va_start;
-
-		if (key == addr)
-			return a;
-		n = addr < key ? n->left : n->right;
-	}
-	return NULL;
-}
+/* The pooled area of vn that holds the byte at addr, or NULL. */
+static struct vmap_area *pool_holding(struct vmap_node *vn, uintptr_t addr) { return va_containing(&vn->pools.by_addr.root, addr); }
 
 /*
  * Whether pooled area va may be cut and joined: not a huge body (cut only
@@ -739,8 +728,9 @@ static bool pool_joinable(const struct vmap_area *a, const struct vmap_area *b)
  */
 static void pool_merge(struct vmap_node *vn, struct vmap_area *va, struct list_head *absorbed)
 {
-	struct vmap_area *prev = pool_at(vn, va->va_start, true), *next = pool_at(vn, va->va_end, false);
+	struct vmap_area *prev = pool_holding(vn, va->va_start - 1), *next = pool_holding(vn, va->va_end);
 
+	/* Pooled areas never overlap va: one holding the byte before it ends at its start, one holding its end starts there. */
 	if (prev && pool_joinable(prev, va)) {
 		pool_unlink(vn, prev);
 		os_guard_remove(prev->va_end - UVM_PAGE_SIZE, UVM_PAGE_SIZE); /* inside now */
@@ -767,10 +757,13 @@ void vn_pool_put(struct vmap_area *va)
 	meta_va_free_list(&absorbed);
 }
 
+/* Where a window aligned to align starts in pooled area va: its first boundary (0 past the address space). */
+static uintptr_t window_start(const struct vmap_area *va, size_t align) { return (va->va_start + align - 1) & ~(align - 1); }
+
 /* Whether pooled area va holds pages pages from a boundary of align on, on NUMA node nid. */
 static bool window_fits(const struct vmap_area *va, size_t pages, size_t align, unsigned nid)
 {
-	uintptr_t at = (va->va_start + align - 1) & ~(align - 1);
+	uintptr_t at = window_start(va, align);
 
 	return va_nid(va) == nid && pool_plain(va) && at >= va->va_start && at + (pages << UVM_PAGE_SHIFT) <= va->va_end;
 }
@@ -822,10 +815,9 @@ static struct vmap_area *pool_cut(struct vmap_node *vn, size_t pages, size_t ali
 	uintptr_t at;
 
 	uvm_lock(&vn->pools.lock);
-	if ((va = pool_above(vn, pages, align, nid)))
+	if ((va = pool_above(vn, pages, align, nid))) {
 		pool_unlink(vn, va);
-	if (va) {
-		at = (va->va_start + align - 1) & ~(align - 1);
+		at = window_start(va, align);
 		if (at != va->va_start) {
 			pool_cut_off(vn, va, at, true, pieces[0]);
 			pieces[0] = NULL;
