@@ -4,7 +4,8 @@
  * balances (what the other tests' leak checks rely on), a list frees
  * whole, threads share the pool without losing an object, objects one
  * thread's shard holds serve another's before it carves, and a fork
- * child's pool works although another thread held its lock.
+ * child's pool works although another thread held its lock; fresh
+ * objects come with their pages populated.
  */
 #include "helpers.h"
 
@@ -12,6 +13,7 @@
 
 #include "init.h"
 #include "meta.h"
+#include "os.h"
 
 #define N 20000
 
@@ -55,6 +57,29 @@ Test(meta, a_list_frees_whole)
 	for (int i = 0; i < 1000; i++)
 		meta_va_free(meta_va_alloc());
 	cr_assert_eq(meta_bytes(), bytes, "freed objects are reused before anything new is carved");
+}
+
+/*
+ * A shard's fresh objects come with their pages populated a step (16 KiB,
+ * 128 objects) ahead of the carving: one madvise a step, where each page
+ * would otherwise take a fault at its first object (meta.c).
+ */
+Test(meta, fresh_objects_are_populated_a_step_at_a_time)
+{
+	enum { M = 2048, STEP = 16 << 10 };
+	static struct vmap_area *v[M];
+	size_t bytes = meta_bytes(), steps;
+	uint64_t calls = os_syscalls();
+
+	for (int i = 0; i < M; i++)
+		cr_assert_not_null(v[i] = meta_va_alloc());
+	steps = (meta_bytes() - bytes + STEP - 1) / STEP;
+	calls = os_syscalls() - calls;
+	cr_assert_geq(steps, M * sizeof(struct vmap_area) / STEP, "%d objects carved %zu bytes", M, meta_bytes() - bytes);
+	/* A step each, and the chunks' own mappings (256 KiB, 2048 objects each). */
+	cr_assert(calls >= steps && calls <= steps + 2, "%zu steps carved with %lu system calls", steps, (unsigned long)calls);
+	for (int i = 0; i < M; i++)
+		meta_va_free(v[i]);
 }
 
 static void *churn(void *arg)
