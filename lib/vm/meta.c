@@ -37,14 +37,18 @@ _Static_assert(sizeof(struct vmap_area) <= META_OBJ_SIZE, "vmap_area outgrew its
  * at 1.7x the rate populated (docs/measurements.md, UVM_POPULATE), and
  * a program that makes many areas grows this pool by a page every 32
  * objects (vmbench long_busy_list, 15 000 areas made at its start: 10.3 ->
- * 8.1 ms; full_fit 24.0 -> 18.3).  Four pages a step, populated at most a
- * step ahead of need: steps of 64 KiB measured the same with a quarter of
- * the calls (these come only as the pool grows), but held 0.1 MiB more in
- * allocwork batch and mixed, small programs whose peak RSS is glibc's
- * plus a few hundred KiB.
+ * 8.1 ms; full_fit 24.0 -> 18.3).  Four pages a step in a shard's first
+ * chunk, sixteen in the next: steps of 64 KiB throughout measured the same
+ * time with a quarter of the calls (these come only as the pool grows), but
+ * held 0.1 MiB more in allocwork batch and mixed, small programs whose peak
+ * RSS is glibc's plus a few hundred KiB; a pool past its first chunk
+ * serves 2 048 areas and more, beside which a step is little.
  */
 #define META_POPULATE_STEP ((size_t)16 << 10)
-_Static_assert(META_CHUNK % META_POPULATE_STEP == 0 && META_POPULATE_STEP % META_OBJ_SIZE == 0, "steps tile a chunk");
+#define META_POPULATE_STEP_MORE ((size_t)64 << 10)
+_Static_assert(META_CHUNK % META_POPULATE_STEP_MORE == 0 && META_POPULATE_STEP_MORE % META_POPULATE_STEP == 0 &&
+		       META_POPULATE_STEP % META_OBJ_SIZE == 0,
+	       "steps tile a chunk");
 #define META_SHARDS_MAX 64
 #define META_BATCH 16 /* objects a short shard takes beyond its need, so that the next takes stay in it */
 
@@ -53,6 +57,7 @@ struct meta_shard {
 	struct vmap_area *free;   /* singly linked through va_start */
 	_Atomic size_t nr_free;   /* read unlocked by shards looking for objects to take */
 	char *bump, *end;         /* this shard's chunk */
+	size_t step;              /* populated at a time (META_POPULATE_STEP, then _MORE) */
 	size_t live;              /* handed out less freed here, modulo 2^64: only the sum is a count */
 } __attribute__((aligned(64)));
 
@@ -132,12 +137,13 @@ static struct vmap_area *carve(struct meta_shard *s)
 
 		if (!chunk)
 			return NULL;
+		s->step = s->bump ? META_POPULATE_STEP_MORE : META_POPULATE_STEP; /* s->bump: a chunk before this one */
 		s->bump = chunk;
 		s->end = chunk + META_CHUNK / META_OBJ_SIZE * META_OBJ_SIZE;
 	}
 	va = (struct vmap_area *)s->bump;
-	if (!((size_t)(s->end - s->bump) % META_POPULATE_STEP))
-		os_populate((uintptr_t)s->bump, META_POPULATE_STEP); /* a kernel without it (before 5.14) faults the pages in as before */
+	if (!((size_t)(s->end - s->bump) % s->step))
+		os_populate((uintptr_t)s->bump, s->step); /* a kernel without it (before 5.14) faults the pages in as before */
 	s->bump += META_OBJ_SIZE;
 	return va;
 }

@@ -60,24 +60,28 @@ Test(meta, a_list_frees_whole)
 }
 
 /*
- * A shard's fresh objects come with their pages populated a step (16 KiB,
- * 128 objects) ahead of the carving: one madvise a step, where each page
- * would otherwise take a fault at its first object (meta.c).
+ * A shard's fresh objects come with their pages populated a step ahead of
+ * the carving: one madvise a step (16 KiB in its first chunk, 64 KiB in the
+ * next), where each page would otherwise take a fault at its first object
+ * (meta.c).
  */
 Test(meta, fresh_objects_are_populated_a_step_at_a_time)
 {
-	enum { M = 2048, STEP = 16 << 10 };
+	enum { M = 6144, CHUNK = 256 << 10 };
 	static struct vmap_area *v[M];
-	size_t bytes = meta_bytes(), steps;
+	size_t bytes = meta_bytes(), carved, steps, chunks;
 	uint64_t calls = os_syscalls();
 
 	for (int i = 0; i < M; i++)
 		cr_assert_not_null(v[i] = meta_va_alloc());
-	steps = (meta_bytes() - bytes + STEP - 1) / STEP;
+	carved = meta_bytes() - bytes;
 	calls = os_syscalls() - calls;
-	cr_assert_geq(steps, M * sizeof(struct vmap_area) / STEP, "%d objects carved %zu bytes", M, meta_bytes() - bytes);
-	/* A step each, and the chunks' own mappings (256 KiB, 2048 objects each). */
-	cr_assert(calls >= steps && calls <= steps + 2, "%zu steps carved with %lu system calls", steps, (unsigned long)calls);
+	cr_assert_gt(carved, 2 * CHUNK, "%d objects carved %zu bytes", M, carved);
+	/* The first chunk in steps of 16 KiB, the rest in steps of 64 KiB; and each chunk's own mapping. */
+	steps = CHUNK / (16 << 10) + (carved - CHUNK + (64 << 10) - 1) / (64 << 10);
+	chunks = (carved + CHUNK - 1) / CHUNK;
+	cr_assert_eq(calls, steps + chunks, "%zu bytes carved in %zu chunks and %zu steps with %lu system calls", carved, chunks,
+		     steps, (unsigned long)calls);
 	for (int i = 0; i < M; i++)
 		meta_va_free(v[i]);
 }
