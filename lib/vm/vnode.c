@@ -634,32 +634,6 @@ static struct vmap_area *lazy_get(struct vmap_node *vn, size_t pages, size_t ali
 	return found;
 }
 
-/*
- * node_pool_del_va(): node vn's pool of pages pages, its first entry only;
- * one misaligned or on another NUMA node goes to the tail.
- */
-static struct vmap_area *pool_first(struct vmap_node *vn, size_t pages, size_t align, unsigned nid)
-{
-	struct vmap_pool *vp = &vn->pools.pool[pages - 1];
-	struct vmap_area *va = NULL;
-
-	if (!__atomic_load_n(&vp->len, __ATOMIC_RELAXED))
-		return NULL;
-	uvm_lock(&vn->pools.lock);
-	if (!list_empty(&vp->head)) {
-		va = list_first_entry(&vp->head, struct vmap_area, list);
-		list_del(&va->list);
-		if (!fits(va, align, nid)) {
-			list_add_tail(&va->list, &vp->head);
-			va = NULL;
-		} else {
-			pool_count(vn, vp, va, -1);
-		}
-	}
-	uvm_unlock(&vn->pools.lock);
-	return va;
-}
-
 /* va into the large pool vp, after the smaller areas and before those of its size (the most recent first). */
 static void large_put(struct vmap_pool *vp, struct vmap_area *va)
 {
@@ -695,6 +669,32 @@ static void pool_unlink(struct vmap_node *vn, struct vmap_area *va)
 {
 	list_del(&va->list);
 	pool_count(vn, pool_of(vn, va), va, -1);
+}
+
+/*
+ * node_pool_del_va(): node vn's pool of pages pages, its first entry only;
+ * one misaligned or on another NUMA node goes to the tail.
+ */
+static struct vmap_area *pool_first(struct vmap_node *vn, size_t pages, size_t align, unsigned nid)
+{
+	struct vmap_pool *vp = &vn->pools.pool[pages - 1];
+	struct vmap_area *va = NULL;
+
+	if (!__atomic_load_n(&vp->len, __ATOMIC_RELAXED))
+		return NULL;
+	uvm_lock(&vn->pools.lock);
+	if (!list_empty(&vp->head)) {
+		va = list_first_entry(&vp->head, struct vmap_area, list);
+		if (!fits(va, align, nid)) {
+			list_del(&va->list);
+			list_add_tail(&va->list, &vp->head);
+			va = NULL;
+		} else {
+			pool_unlink(vn, va);
+		}
+	}
+	uvm_unlock(&vn->pools.lock);
+	return va;
 }
 
 /* The pooled area of vn that holds the byte at addr, or NULL. */
@@ -903,8 +903,7 @@ static size_t large_look(struct vmap_node *vn, size_t pages, size_t max, size_t 
 	va = large_fit(vn, pages, max, align, nid);
 	fit = va ? va_pages(va) : 0;
 	if (va && take) {
-		list_del(&va->list);
-		pool_count(vn, &vn->pools.large, va, -1);
+		pool_unlink(vn, va);
 		*take = va;
 	}
 	uvm_unlock(&vn->pools.lock);
@@ -986,9 +985,8 @@ static void large_decay(struct vmap_node *vn, int full, struct list_head *out)
 	for (size_t n = full ? vp->len : (vp->len + 3) >> 2; n; n--) {
 		struct vmap_area *va = list_last_entry(&vp->head, struct vmap_area, list);
 
-		list_del(&va->list);
+		pool_unlink(vn, va);
 		list_add_tail(&va->list, out);
-		pool_count(vn, vp, va, -1);
 	}
 }
 
@@ -1004,9 +1002,8 @@ void vn_pool_decay(unsigned id, int full, struct list_head *out)
 		for (; n; n--) {
 			struct vmap_area *va = list_first_entry(&vp->head, struct vmap_area, list);
 
-			list_del(&va->list);
+			pool_unlink(vn, va);
 			list_add_tail(&va->list, out);
-			pool_count(vn, vp, va, -1);
 		}
 	}
 	large_decay(vn, full, out);
