@@ -80,7 +80,7 @@ static inline void *api_alloc(size_t size, size_t align, int zero, int node, boo
 {
 	struct heap *h = prof_heap();
 
-	if (h && prof_due_area(h, size))
+	if (h && prof_due(h, size))
 		return alloc_profiled(size, align, zero, node, huge, caller);
 	if (unlikely(trace_sample_due()))
 		return alloc_sampled(size, align, zero, node, huge, caller);
@@ -103,6 +103,16 @@ static uvm_noinline void *vmalloc_counted(size_t size, bool huge, const void *ca
 	return uvm__alloc(size, UVM_PAGE_SIZE, 0, -1, huge, caller);
 }
 
+/* The bins' hit, a call away from the parked area's: in line, its registers cost that hit a saved one. */
+static uvm_noinline void *vmalloc_bin(struct heap *h, size_t size, size_t align, bool huge, const void *caller)
+{
+	struct vmap_area *va;
+
+	if (likely(va = area_alloc_hit_aligned(h, size, align, caller)))
+		return area_handed(h, va, size);
+	return vmalloc_counted(size, huge, caller);
+}
+
 static uvm_noinline void *vmalloc_profiled(size_t size, bool huge, const void *caller)
 {
 	return alloc_profiled(size, UVM_PAGE_SIZE, 0, -1, huge, caller);
@@ -117,18 +127,15 @@ static uvm_noinline void *vmalloc_profiled(size_t size, bool huge, const void *c
 static uvm_always_inline void *vmalloc_fast(size_t size, size_t align, bool huge, const void *caller)
 {
 	struct heap *h = uvm__heap;
-	struct vmap_area *va;
 	void *p;
 
 	if (likely(h && untraced_alloc())) {
-		if (prof_due_area(h, size))
+		if (prof_due(h, size))
 			return vmalloc_profiled(size, huge, caller);
 		/* A parked area is of a page-aligned size: a huge one (align above a page) is larger than any. */
 		if ((p = area_unpark(h, size, caller)))
 			return p;
-		if (likely(va = area_alloc_hit_aligned(h, size, align, caller)))
-			return area_handed(h, va, size);
-		return vmalloc_counted(size, huge, caller);
+		return vmalloc_bin(h, size, align, huge, caller);
 	}
 	return vmalloc_slow(size, huge, caller);
 }

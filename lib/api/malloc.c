@@ -168,7 +168,7 @@ static inline void *alloc(size_t size, size_t align, int zero, const void *calle
 {
 	struct heap *h = prof_heap();
 
-	if (h && prof_due_area(h, size))
+	if (h && prof_due(h, size))
 		return alloc_profiled(size, align, zero, caller);
 	return alloc_counted(size, align, zero, caller);
 }
@@ -239,6 +239,18 @@ static uvm_noinline void *malloc_refill(struct heap *h, size_t size, const void 
  * A size above a page that a class serves with less rounding than an area
  * (slab_fills): the class's hit, else its refill; an area when slabs are off.
  */
+/* An area's bin hit, a call away from the parked area's hit and the slabs': in line, its registers cost those a saved one. */
+static uvm_noinline void *malloc_bin(struct heap *h, size_t size, const void *caller)
+{
+	struct vmap_area *va;
+
+	if ((va = area_alloc_hit(h, size, caller)))
+		return area_handed(h, va, size);
+	if (area_past_bins(size))
+		return malloc_large(h, size, caller);
+	return malloc_counted(size, caller);
+}
+
 static uvm_noinline void *malloc_fill(struct heap *h, size_t size, const void *caller)
 {
 	void *p;
@@ -262,7 +274,6 @@ static uvm_noinline void *malloc_fill(struct heap *h, size_t size, const void *c
 static inline __attribute__((always_inline)) void *malloc_in(size_t size)
 {
 	struct heap *h = uvm__heap;
-	struct vmap_area *va;
 	void *p;
 
 	if (likely(h && untraced_alloc())) {
@@ -273,17 +284,14 @@ static inline __attribute__((always_inline)) void *malloc_in(size_t size)
 				return p;
 			return malloc_refill(h, size, CALLER());
 		} else {
-			if (prof_due_area(h, size))
+			if (prof_due(h, size))
 				return malloc_profiled(size, CALLER());
 			/* Before the bins: a size a class serves better must not also take areas, or each kind's free ones wait for the other's sizes. */
 			if (unlikely(slab_fills(size)))
 				return malloc_fill(h, size, CALLER());
 			if ((p = area_unpark(h, size, CALLER())))
 				return p;
-			if ((va = area_alloc_hit(h, size, CALLER())))
-				return area_handed(h, va, size);
-			if (area_past_bins(size))
-				return malloc_large(h, size, CALLER());
+			return malloc_bin(h, size, CALLER());
 		}
 		return malloc_counted(size, CALLER());
 	}

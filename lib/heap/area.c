@@ -280,7 +280,7 @@ struct vmap_area *area_alloc_stocked(struct heap *h, size_t usable, size_t align
 	if (!va)
 		return NULL;
 	va->caller = NULL;
-	area_set_live(va);
+	area_set_live(va, usable);
 	return va;
 }
 
@@ -484,6 +484,6 @@ int area_resize(struct vmap_area *va, size_t usable)
 		return 0;
 	err = new_end < va->va_end ? shrink(va, new_end) : grow(va, new_end);
 	if (!err)
-		area_set_live(va);
+		area_set_live(va, usable);
 	return err;
 }

@@ -16,7 +16,23 @@
 /* Everything but the owner's hit (h may be NULL: a thread past its exit). */
 struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, size_t align, int node, bool huge_api, int *err);
 
-/* The owner's pop of an area of pages pages (guard included) for bytes, made live; NULL when its list has none. */
+/*
+ * The live word of an owner's bin area of pages pages (guard included)
+ * handed out for a size of its bin: VA_LIVE_PARK + its key, parkable,
+ * up to PCP_PARK_PAGES.  An area of a bin above, handed out whole
+ * (pcp_pop_bin), is VA_LIVE_BIN: it goes back to its own bin, where the
+ * next such request takes it in line; parked, only a request of its own
+ * bin's size would.
+ */
+static uvm_always_inline uint32_t area_live_bin(size_t pages)
+{
+	return pages <= PCP_PARK_PAGES ? VA_LIVE_PARK + (uint32_t)(pages - 2) : VA_LIVE_BIN;
+}
+
+/*
+ * The owner's pop of an area of pages pages (guard included) for bytes, made live; NULL when its list has none.
+ * live: VA_LIVE_BIN (a bin's: area_live_bin) or VA_LIVE_LIST.
+ */
 static uvm_always_inline struct vmap_area *area_pop(struct heap *h, size_t bytes, size_t pages, size_t align, const void *caller,
 					 unsigned live)
 {
@@ -29,6 +45,9 @@ static uvm_always_inline struct vmap_area *area_pop(struct heap *h, size_t bytes
 	if (likely(va)) {
 		va->caller = caller;
 		va->requested = bytes;
+		/* The bin's own size, or whole from a bin above: its size tells (a flag from pcp_pop_bin cost a saved register). */
+		if (live == VA_LIVE_BIN && va_size(va) == pages << UVM_PAGE_SHIFT)
+			live = area_live_bin(pages);
 		atomic_store_explicit(&va->live, live, memory_order_relaxed);
 	}
 	return va;
@@ -92,14 +111,13 @@ static uvm_always_inline void *area_unpark(struct heap *h, size_t bytes, const v
 	struct vmap_area *va;
 	uintptr_t a;
 
-	if (area_key(bytes) != p->parked_key)
+	if (area_key(bytes) != p->parked_key || !(a = p->parked))
 		return NULL;
-	a = p->parked;
-	pcp_slot_clear(p);
+	__atomic_store_n(&p->parked, 0, __ATOMIC_RELAXED); /* the key stays: pcp.parked_key */
 	va = p->parked_va;
 	va->caller = caller;
 	va->requested = bytes;
-	atomic_store_explicit(&va->live, VA_LIVE_BIN, memory_order_relaxed);
+	atomic_store_explicit(&va->live, VA_LIVE_PARK + (uint32_t)area_key(bytes), memory_order_relaxed);
 	p->requested += bytes;
 	return (void *)a;
 }
@@ -115,19 +133,21 @@ static inline void *area_handed(struct heap *h, const struct vmap_area *va, size
 static inline bool area_past_bins(size_t bytes) { return bytes > (size_t)(PCP_BIN_PAGES - 2) << UVM_PAGE_SHIFT; }
 
 /*
- * Make va live: VA_LIVE_BIN or VA_LIVE_LIST, with va->cache naming the
- * list its owner's free puts it on, when its owner is this thread's heap
- * and it is a cacheable user area, not sampled (prof.h); VA_LIVE otherwise.  Again whenever its
- * size changes.
+ * Make va live for usable bytes asked (a page multiple): VA_LIVE_BIN,
+ * VA_LIVE_PARK + k (a bin's of the size asked) or VA_LIVE_LIST, with
+ * va->cache naming the list its owner's free puts it on, when its owner
+ * is this thread's heap and it is a cacheable user area, not sampled
+ * (prof.h); VA_LIVE otherwise.  Again whenever its size changes.
  */
-static inline void area_set_live(struct vmap_area *va)
+static inline void area_set_live(struct vmap_area *va, size_t usable)
 {
 	struct heap *h = uvm__heap;
-	bool own = h && va->heap == h && va_pages(va) <= uvm__pcp_high_max && !(va->flags & (VA_SLAB | VA_PROF));
+	size_t pages = va_pages(va);
+	bool own = h && va->heap == h && pages <= uvm__pcp_high_max && !(va->flags & (VA_SLAB | VA_PROF));
+	uint32_t live = !own ? VA_LIVE : pages >= PCP_BIN_PAGES ? VA_LIVE_LIST : va_size(va) == usable + UVM_PAGE_SIZE ? area_live_bin(pages) : VA_LIVE_BIN;
 
 	va->cache = own ? pcp_list_of(&h->pcp, va) : NULL;
-	atomic_store_explicit(&va->live, !own ? VA_LIVE : va_pages(va) < PCP_BIN_PAGES ? VA_LIVE_BIN : VA_LIVE_LIST,
-			      memory_order_relaxed);
+	atomic_store_explicit(&va->live, live, memory_order_relaxed);
 }
 
 /*
@@ -156,7 +176,7 @@ static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node
 	}
 	if (unlikely(!va) && (va = area_alloc_slow(heap_self(), usable, align, node, huge_api, err))) {
 		va->caller = caller;
-		area_set_live(va);
+		area_set_live(va, usable);
 	}
 	return va;
 }
@@ -215,18 +235,6 @@ static uvm_always_inline bool area_push_own(struct heap *h, struct vmap_area *va
 	return true;
 }
 
-/*
- * Whether h's own live area va at addr, of key key (area_key of what was
- * asked), may be parked: of PCP_PARK_PAGES at most, and of the bin its
- * size was asked for.  An area of a bin above, handed out whole
- * (pcp_pop_bin), goes back to its own bin, where the next such request
- * takes it in line: parked, only a request of its own bin's size would.
- */
-static uvm_always_inline bool area_parkable(const struct vmap_area *va, uintptr_t addr, uint64_t key)
-{
-	return key <= PCP_PARK_PAGES - 2 && va->va_end - addr == (key + 2) << UVM_PAGE_SHIFT;
-}
-
 /* h's own live area va at addr, of parked key key, parked (the parked slot empty), its free counted in its bin. */
 static uvm_always_inline void area_park(struct heap *h, struct vmap_area *va, uintptr_t addr, uint64_t key)
 {
@@ -234,7 +242,7 @@ static uvm_always_inline void area_park(struct heap *h, struct vmap_area *va, ui
 	struct pcp_list *l = va->cache;
 
 	atomic_store_explicit(&va->live, VA_PARKED, memory_order_relaxed);
-	__atomic_store_n(&l->parks, l->parks + 1, __ATOMIC_RELAXED); /* as pcp_slot_clear's stores */
+	l->parks++; /* a word that other threads read, as the bins' pops and spent */
 	p->parked_va = va;
 	__atomic_store_n(&p->parked_list, l, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->parked, addr, __ATOMIC_RELAXED);
@@ -264,21 +272,19 @@ static uvm_always_inline enum area_hit area_free_own_in(struct heap *h, const st
 	if (!*va || (*va)->heap != h)
 		return AREA_NOT_MINE;
 	live = atomic_load_explicit(&(*va)->live, memory_order_relaxed);
-	if (likely(live == VA_LIVE_BIN)) {
-		uint64_t key = area_key((*va)->requested);
+	if (likely(live >= VA_LIVE_PARK)) {
+		uint64_t key = live - VA_LIVE_PARK;
 
-		/* The slot's key first: a program of many sizes mostly frees another size, and skips the rest. */
 		if (!h->pcp.parked) {
-			if (likely(area_parkable(*va, addr, key))) {
-				area_park(h, *va, addr, key);
-				return AREA_FREED;
-			}
-		} else if (key == h->pcp.parked_key && area_parkable(*va, addr, key)) {
-			return AREA_REPARK;
+			area_park(h, *va, addr, key);
+			return AREA_FREED;
 		}
-		return area_push_own(h, *va, true) ? AREA_FREED : AREA_NOT_MINE;
+		if (key == h->pcp.parked_key)
+			return AREA_REPARK;
+	} else if (live != VA_LIVE_BIN) {
+		return live == VA_LIVE_LIST ? AREA_LIST : AREA_NOT_MINE;
 	}
-	return live == VA_LIVE_LIST ? AREA_LIST : AREA_NOT_MINE;
+	return area_push_own(h, *va, true) ? AREA_FREED : AREA_NOT_MINE;
 }
 
 /*

@@ -256,7 +256,8 @@ static void adopt(struct heap *h)
 {
 	heap_enter(h);
 	h->prof_left = 0;
-	h->prof_big = h->prof_rate = 0;
+	h->prof_beyond = 0;
+	h->prof_rate = 0;
 	h->prof_rng = 0;
 	memset(&h->slab, 0, sizeof(h->slab));
 	slab_heap_init(&h->slab);

@@ -60,7 +60,8 @@ struct heap {
 	bool vacant;                     /* its thread exited, no other has adopted it yet (registry lock) */
 	bool warm;                       /* vacant with its area cache kept (registry lock): heap.c's thread_exit */
 	long prof_left;                  /* bytes until the next sample (prof.h); 0 in a fresh heap: its first call draws */
-	size_t prof_big, prof_rate;      /* always sampled from this size on; the rate prof_left was drawn for */
+	long prof_beyond;                /* the drawn gap's bytes past prof_left (prof.c's count_down) */
+	size_t prof_rate;                /* the rate the gap was drawn for */
 	uint64_t prof_rng;
 	struct list_head link;           /* the registry's list of every heap */
 	struct list_head vacant_link;    /* the registry's vacant list, while vacant */

@@ -426,7 +426,6 @@ void pcp_heap_init(struct pcp *p)
 	p->high = PCP_HIGH_MIN_PAGES < uvm__pcp_high_max ? PCP_HIGH_MIN_PAGES : uvm__pcp_high_max;
 	p->room = p->high;
 	p->hit = &p->nodes[0];
-	p->parked_key = PCP_PARKED_NONE;
 	list_init(&p->spare);
 	for (unsigned nid = 0; nid < reg.nodes; nid++)
 		for (unsigned i = 0; i < PCP_LISTS; i++) {

@@ -41,7 +41,6 @@
  * (pcp.parked): what a heap keeps that another thread's drain cannot take.
  */
 #define PCP_PARK_PAGES 65
-#define PCP_PARKED_NONE (~(uint64_t)0)
 
 struct heap;
 
@@ -147,32 +146,31 @@ struct pcp {
 	 * uvm_vmalloc+uvm_vfree of 1, 16 and 64 pages: 5.4-5.5 -> 4.4-4.7 ns
 	 * a pair, 87 -> 82 instructions; malloc+free of 4 and 64 KiB 5.8 ->
 	 * 4.7-5.0 ns, 110 -> 104 (tcmalloc 3.8-3.9).  Only an area of the bin its
-	 * size asked for is parked (area_parkable), and only a free of its
+	 * size asked for is parked (area_live_bin), and only a free of its
 	 * size moves it out (area_repark): see there for why.
 	 */
 	uintptr_t parked;                /* its start, or 0: none */
-	uint64_t parked_key;             /* its usable pages less one (a request's (bytes - 1) >> page shift): the hit's test; or PCP_PARKED_NONE */
+	/*
+	 * Its usable pages less one (a request's (bytes - 1) >> page shift):
+	 * the hit's test, with parked not 0 (emptied, the slot keeps it: a
+	 * store less a hit).
+	 */
+	uint64_t parked_key;
 	struct vmap_area *parked_va;
 	struct pcp_list *parked_list;    /* its bin (its cache): the hit's test */
 	struct pcp_node nodes[];
 };
 
 /*
- * p's parked slot emptied.  Relaxed atomics, plain stores on x86: other
- * threads' counts read the slot (pcp.c's sums_of), and no claim orders
- * those reads.
+ * p's parked area leaves the slot for its bin, where it is counted as the
+ * bin's or the slow paths' free, no longer as a park.  Relaxed atomics,
+ * plain stores on x86: other threads' counts read the slot (pcp.c's
+ * sums_of), and no claim orders those reads.
  */
-static inline void pcp_slot_clear(struct pcp *p)
-{
-	__atomic_store_n(&p->parked_key, PCP_PARKED_NONE, __ATOMIC_RELAXED);
-	__atomic_store_n(&p->parked, 0, __ATOMIC_RELAXED);
-}
-
-/* p's parked area leaves the slot for its bin, where it is counted as the bin's or the slow paths' free, no longer as a park. */
 static inline void pcp_slot_leave(struct pcp *p)
 {
 	__atomic_store_n(&p->parked_list->parks, p->parked_list->parks - 1, __ATOMIC_RELAXED);
-	pcp_slot_clear(p);
+	__atomic_store_n(&p->parked, 0, __ATOMIC_RELAXED);
 }
 
 /* Bytes of the per-node lists for nodes NUMA nodes (the heap's size). */

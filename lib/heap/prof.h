@@ -10,7 +10,8 @@
  * independently of all others, and one of rate bytes or more always.  A
  * sample stands for size / that probability bytes (its weight), which makes
  * the live bytes estimated per stack unbiased.  Unsampled, an allocation
- * costs the countdown's subtraction and test (and a size test for areas).
+ * costs the countdown's subtraction and test, which an allocation of rate
+ * bytes or more always fails (prof.c's count_down).
  * A new rate (uvm_option_set, or vmtrace --heap writing it in) zeroes every
  * live heap's countdown, so each thread's next allocation draws again.
  * That store races the owner's subtraction and may be lost: sampling off,
@@ -75,8 +76,6 @@ due:
 	return unlikely((h->prof_left -= (long)size) < 0);
 #endif
 }
-/* The same for a size that may reach the rate (areas), which is always sampled. */
-static inline bool prof_due_area(struct heap *h, size_t size) { return prof_due(h, size) || unlikely(size >= h->prof_big); }
 
 /* After prof_due: whether to sample this allocation (the countdown drawn again when it ran out, or the rate changed). */
 bool prof_take(struct heap *h, size_t size);

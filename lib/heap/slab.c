@@ -205,7 +205,7 @@ static struct slab *new_slab(struct slab_heap *h, unsigned cls)
 		return NULL;
 	track_unused((void *)va->va_start, span);
 	va->flags |= VA_SLAB;
-	area_set_live(va); /* VA_LIVE: a slab goes back by slab_release_empty only */
+	area_set_live(va, area_usable(va)); /* VA_LIVE: a slab goes back by slab_release_empty only */
 	s = region_chunk(region_of(va->va_start), va->va_start);
 	s->base = va->va_start;
 	atomic_store_explicit(&s->owner, h, memory_order_relaxed);

@@ -1054,7 +1054,7 @@ Test(pcp, a_freed_area_is_parked_and_taken_back)
 		cr_assert_eq(stats().cached_bytes, st.cached_bytes + 2 * 4096);
 		cr_assert_eq(uvm_vmalloc(4096), a, "round %d: not the parked area", i);
 		cr_assert_eq(slot_of(a), EMPTY);
-		cr_assert_eq(atomic_load(&area_find((uintptr_t)a)->live), VA_LIVE_BIN);
+		cr_assert_eq(atomic_load(&area_find((uintptr_t)a)->live), VA_LIVE_PARK + 0, "parkable, of key 0 (one page)");
 	}
 	cr_assert_eq(stats().cache_hits - st.cache_hits, 100);
 	cr_assert_eq(stats().frees - st.frees, 100);
@@ -1266,6 +1266,35 @@ Test(pcp, an_empty_bin_takes_the_next_bins_area_in_line)
 	cr_assert_eq(uvm_vmalloc(5 * 4096), p, "not back in its own bin");
 	uvm_vfree(p);
 	cr_assert_eq(uvm_vmalloc(4096), decoy);
+	uvm_vfree(decoy);
+}
+
+/*
+ * Only an area of the size asked for is parked: one handed out whole from
+ * the bin above goes back to its own bin though the slot is empty, and one
+ * resized in place is parked under its new size (the live word's key,
+ * vmap.h's VA_LIVE_PARK, follows the area, not the first request).
+ */
+Test(pcp, only_an_area_of_the_size_asked_for_is_parked)
+{
+	char *p = uvm_vmalloc(5 * 4096), *decoy = uvm_vmalloc(4096), *q;
+
+	cr_assert_eq(atomic_load(&area_find((uintptr_t)p)->live), VA_LIVE_PARK + 4);
+	uvm_vfree(decoy);
+	uvm_vfree(p); /* onto its bin: the slot holds decoy */
+	cr_assert_eq(uvm_vmalloc(4096), decoy, "the slot emptied");
+	q = uvm_vmalloc(4 * 4096);
+	cr_assert_eq(q, p, "not the next bin's area");
+	cr_assert_eq(atomic_load(&area_find((uintptr_t)q)->live), VA_LIVE_BIN);
+	uvm_vfree(q);
+	cr_assert_eq(slot_of(q), CACHED, "parked though larger than asked for");
+	cr_assert_eq(uvm_vmalloc(5 * 4096), p, "not back in its own bin");
+	cr_assert_eq(uvm_vrealloc(p, 2 * 4096), p, "not shrunk in place");
+	cr_assert_eq(atomic_load(&area_find((uintptr_t)p)->live), VA_LIVE_PARK + 1, "not the key of its new size");
+	uvm_vfree(p);
+	cr_assert_eq(slot_of(p), PARKED);
+	cr_assert_eq(uvm_vmalloc(2 * 4096), p, "not parked under its new size");
+	uvm_vfree(p);
 	uvm_vfree(decoy);
 }
 
