@@ -103,16 +103,6 @@ static uvm_noinline void *vmalloc_counted(size_t size, bool huge, const void *ca
 	return uvm__alloc(size, UVM_PAGE_SIZE, 0, -1, huge, caller);
 }
 
-/* The bins' hit, a call away from the parked area's: in line, its registers cost that hit a saved one. */
-static uvm_noinline void *vmalloc_bin(struct heap *h, size_t size, size_t align, bool huge, const void *caller)
-{
-	struct vmap_area *va;
-
-	if (likely(va = area_alloc_hit_aligned(h, size, align, caller)))
-		return area_handed(h, va, size);
-	return vmalloc_counted(size, huge, caller);
-}
-
 static uvm_noinline void *vmalloc_profiled(size_t size, bool huge, const void *caller)
 {
 	return alloc_profiled(size, UVM_PAGE_SIZE, 0, -1, huge, caller);
@@ -127,6 +117,7 @@ static uvm_noinline void *vmalloc_profiled(size_t size, bool huge, const void *c
 static uvm_always_inline void *vmalloc_fast(size_t size, size_t align, bool huge, const void *caller)
 {
 	struct heap *h = uvm__heap;
+	struct vmap_area *va;
 	void *p;
 
 	if (likely(h && untraced_alloc())) {
@@ -135,7 +126,9 @@ static uvm_always_inline void *vmalloc_fast(size_t size, size_t align, bool huge
 		/* A parked area is of a page-aligned size: a huge one (align above a page) is larger than any. */
 		if ((p = area_unpark(h, size, caller)))
 			return p;
-		return vmalloc_bin(h, size, align, huge, caller);
+		if (likely(va = area_alloc_hit_aligned(h, size, align, caller)))
+			return area_handed(h, va, size);
+		return vmalloc_counted(size, huge, caller);
 	}
 	return vmalloc_slow(size, huge, caller);
 }

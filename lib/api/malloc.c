@@ -239,18 +239,6 @@ static uvm_noinline void *malloc_refill(struct heap *h, size_t size, const void 
  * A size above a page that a class serves with less rounding than an area
  * (slab_fills): the class's hit, else its refill; an area when slabs are off.
  */
-/* An area's bin hit, a call away from the parked area's hit and the slabs': in line, its registers cost those a saved one. */
-static uvm_noinline void *malloc_bin(struct heap *h, size_t size, const void *caller)
-{
-	struct vmap_area *va;
-
-	if ((va = area_alloc_hit(h, size, caller)))
-		return area_handed(h, va, size);
-	if (area_past_bins(size))
-		return malloc_large(h, size, caller);
-	return malloc_counted(size, caller);
-}
-
 static uvm_noinline void *malloc_fill(struct heap *h, size_t size, const void *caller)
 {
 	void *p;
@@ -274,6 +262,7 @@ static uvm_noinline void *malloc_fill(struct heap *h, size_t size, const void *c
 static inline __attribute__((always_inline)) void *malloc_in(size_t size)
 {
 	struct heap *h = uvm__heap;
+	struct vmap_area *va;
 	void *p;
 
 	if (likely(h && untraced_alloc())) {
@@ -291,7 +280,10 @@ static inline __attribute__((always_inline)) void *malloc_in(size_t size)
 				return malloc_fill(h, size, CALLER());
 			if ((p = area_unpark(h, size, CALLER())))
 				return p;
-			return malloc_bin(h, size, CALLER());
+			if ((va = area_alloc_hit(h, size, CALLER())))
+				return area_handed(h, va, size);
+			if (area_past_bins(size))
+				return malloc_large(h, size, CALLER());
 		}
 		return malloc_counted(size, CALLER());
 	}

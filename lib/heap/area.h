@@ -16,38 +16,25 @@
 /* Everything but the owner's hit (h may be NULL: a thread past its exit). */
 struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, size_t align, int node, bool huge_api, int *err);
 
-/*
- * The live word of an owner's bin area of pages pages (guard included)
- * handed out for a size of its bin: VA_LIVE_PARK + its key, parkable,
- * up to PCP_PARK_PAGES.  An area of a bin above, handed out whole
- * (pcp_pop_bin), is VA_LIVE_BIN: it goes back to its own bin, where the
- * next such request takes it in line; parked, only a request of its own
- * bin's size would.
- */
-static uvm_always_inline uint32_t area_live_bin(size_t pages)
-{
-	return pages <= PCP_PARK_PAGES ? VA_LIVE_PARK + (uint32_t)(pages - 2) : VA_LIVE_BIN;
-}
+/* The parked key of an area asked for bytes (1 or more): its usable pages less one (pcp.parked_key). */
+static uvm_always_inline uint64_t area_key(size_t bytes) { return (bytes - 1) >> UVM_PAGE_SHIFT; }
 
 /*
  * The owner's pop of an area of pages pages (guard included) for bytes, made live; NULL when its list has none.
- * live: VA_LIVE_BIN (a bin's: area_live_bin) or VA_LIVE_LIST.
+ * live: VA_LIVE_BIN (a bin's, which pcp_pop_bin makes VA_LIVE_PARK + k when the area is of the bin's size) or VA_LIVE_LIST.
  */
 static uvm_always_inline struct vmap_area *area_pop(struct heap *h, size_t bytes, size_t pages, size_t align, const void *caller,
-					 unsigned live)
+					 uint32_t live)
 {
 	struct vmap_area *va;
 
 	if (unlikely(!heap_try_enter(h)))
 		return NULL;
-	va = live == VA_LIVE_BIN ? pcp_pop_bin(&h->pcp, pages, align) : pcp_pop_order(&h->pcp, pages, align);
+	va = live == VA_LIVE_BIN ? pcp_pop_bin(&h->pcp, pages, align, &live) : pcp_pop_order(&h->pcp, pages, align);
 	heap_leave(h);
 	if (likely(va)) {
 		va->caller = caller;
 		va->requested = bytes;
-		/* The bin's own size, or whole from a bin above: its size tells (a flag from pcp_pop_bin cost a saved register). */
-		if (live == VA_LIVE_BIN && va_size(va) == pages << UVM_PAGE_SHIFT)
-			live = area_live_bin(pages);
 		atomic_store_explicit(&va->live, live, memory_order_relaxed);
 	}
 	return va;
@@ -93,9 +80,6 @@ static uvm_always_inline struct vmap_area *area_alloc_hit(struct heap *h, size_t
 {
 	return area_alloc_hit_aligned(h, bytes, UVM_PAGE_SIZE, caller);
 }
-
-/* The parked key of an area asked for bytes (1 or more): its usable pages less one (pcp.parked_key). */
-static uvm_always_inline uint64_t area_key(size_t bytes) { return (bytes - 1) >> UVM_PAGE_SHIFT; }
 
 /*
  * The owner's hit of its parked area (pcp.h) for bytes (1 or more) when it
@@ -144,7 +128,7 @@ static inline void area_set_live(struct vmap_area *va, size_t usable)
 	struct heap *h = uvm__heap;
 	size_t pages = va_pages(va);
 	bool own = h && va->heap == h && pages <= uvm__pcp_high_max && !(va->flags & (VA_SLAB | VA_PROF));
-	uint32_t live = !own ? VA_LIVE : pages >= PCP_BIN_PAGES ? VA_LIVE_LIST : va_size(va) == usable + UVM_PAGE_SIZE ? area_live_bin(pages) : VA_LIVE_BIN;
+	uint32_t live = !own ? VA_LIVE : pages >= PCP_BIN_PAGES ? VA_LIVE_LIST : va_size(va) == usable + UVM_PAGE_SIZE ? pcp_live_bin(pages) : VA_LIVE_BIN;
 
 	va->cache = own ? pcp_list_of(&h->pcp, va) : NULL;
 	atomic_store_explicit(&va->live, live, memory_order_relaxed);

@@ -146,7 +146,7 @@ struct pcp {
 	 * uvm_vmalloc+uvm_vfree of 1, 16 and 64 pages: 5.4-5.5 -> 4.4-4.7 ns
 	 * a pair, 87 -> 82 instructions; malloc+free of 4 and 64 KiB 5.8 ->
 	 * 4.7-5.0 ns, 110 -> 104 (tcmalloc 3.8-3.9).  Only an area of the bin its
-	 * size asked for is parked (area_live_bin), and only a free of its
+	 * size asked for is parked (pcp_live_bin), and only a free of its
 	 * size moves it out (area_repark): see there for why.
 	 */
 	uintptr_t parked;                /* its start, or 0: none */
@@ -320,9 +320,25 @@ static inline struct pcp_list *pcp_bin_above(struct pcp_node *n, const struct pc
 }
 
 /*
+ * The live word of an owner's bin area of pages pages (guard included)
+ * handed out for a size of its bin: VA_LIVE_PARK + its key, parkable, up
+ * to PCP_PARK_PAGES.  An area of a bin above, handed out whole
+ * (pcp_pop_bin), stays VA_LIVE_BIN: it goes back to its own bin, where
+ * the next such request takes it in line; parked, only a request of its
+ * own bin's size would.
+ */
+static inline uint32_t pcp_live_bin(size_t pages)
+{
+	return pages <= PCP_PARK_PAGES ? VA_LIVE_PARK + (uint32_t)(pages - 2) : VA_LIVE_BIN;
+}
+
+/*
  * The hit: the hottest cached area of the bin of pages pages (guard
  * included, less than PCP_BIN_PAGES) of p's hit lists if it starts on an
- * align boundary (a page always does), or NULL.  The caller is the owner,
+ * align boundary (a page always does), or NULL; *live set to its
+ * pcp_live_bin when it is of the bin's own size (the caller's, VA_LIVE_BIN,
+ * left for one of a bin above: in the path that knows, where a test of the
+ * area's size cost the hits a saved register).  The caller is the owner,
  * between heap_enter and heap_leave.  va->cache keeps naming the list: the
  * area goes back there when its owner frees it (VA_LIVE_BIN), and the live
  * flag tells it from a cached one.
@@ -334,7 +350,7 @@ static inline struct pcp_list *pcp_bin_above(struct pcp_node *n, const struct pc
  * 18 % of vmbench random_size's, 342 instructions each, with one page of
  * slack; a third of them with an eighth.
  */
-static uvm_always_inline struct vmap_area *pcp_pop_bin(struct pcp *p, size_t pages, size_t align)
+static uvm_always_inline struct vmap_area *pcp_pop_bin(struct pcp *p, size_t pages, size_t align, uint32_t *live)
 {
 	struct pcp_list *l = &p->hit->lists[pages];
 	struct vmap_area *va;
@@ -343,6 +359,8 @@ static uvm_always_inline struct vmap_area *pcp_pop_bin(struct pcp *p, size_t pag
 		l = pcp_bin_above(p->hit, l);
 		if (!l || list_empty(&l->head))
 			return NULL;
+	} else {
+		*live = pcp_live_bin(pages);
 	}
 	va = list_first_entry(&l->head, struct vmap_area, list);
 	/* An unfiled area is filed before it is handed out (vnode.h): the slow way's. */

@@ -99,8 +99,8 @@ static double uniform(struct heap *h)
 /*
  * The countdown runs gap bytes, rate - 1 at most at a time: an allocation
  * of rate bytes or more then always runs it out, so the hits need no test
- * of their own for the sizes always sampled (2 instructions and 5 % of
- * vmbench fix_size p:1's time a pair, with the parked-area hit).  The rest
+ * of their own for the sizes always sampled (a load, a compare and a jump
+ * an area's hit: vmap.h's VA_LIVE_PARK has the pair's figures).  The rest
  * of the gap waits in prof_beyond: a countdown that ran out short of the
  * gap goes on with it, e^-1 / (1 - e^-1) = 0.58 calls more a sample.
  */
