@@ -226,7 +226,7 @@ static uvm_always_inline void area_park(struct heap *h, struct vmap_area *va, ui
 	struct pcp_list *l = va->cache;
 
 	atomic_store_explicit(&va->live, VA_PARKED, memory_order_relaxed);
-	__atomic_store_n(&l->parks, l->parks + 1, __ATOMIC_RELAXED); /* as pcp_slot_leave's stores: the park marks no heap busy */
+	word_inc(&l->parks); /* read by claimers' sums: a park marks no heap busy */
 	p->parked_va = va;
 	__atomic_store_n(&p->parked_list, l, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->parked, addr, __ATOMIC_RELAXED);
