@@ -98,11 +98,15 @@ static uvm_always_inline void *area_unpark(struct heap *h, size_t bytes, const v
 	if (area_key(bytes) != p->parked_key || !(a = p->parked))
 		return NULL;
 	__atomic_store_n(&p->parked, 0, __ATOMIC_RELAXED); /* the key stays: pcp.parked_key */
+	/*
+	 * Counted first: last, its add and return were the slab hit's, and
+	 * malloc's area path jumped back into that path to share them.
+	 */
+	p->requested += bytes;
 	va = p->parked_va;
 	va->caller = caller;
 	va->requested = bytes;
 	atomic_store_explicit(&va->live, VA_LIVE_PARK + (uint32_t)area_key(bytes), memory_order_relaxed);
-	p->requested += bytes;
 	return (void *)a;
 }
 
