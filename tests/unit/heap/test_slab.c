@@ -252,8 +252,9 @@ Test(slab, a_hand_keeps_at_most_8_kib_of_a_class)
 /*
  * The hand of a class the thread stopped allocating goes back onto its
  * slabs' lists at the third look of hand_gc's rounds of refills over the
- * classes, so that its slabs can empty; a class still allocating keeps
- * its hand.
+ * classes, so that its slabs can empty, and its current slab, emptied, goes
+ * back to the area caches; a class still allocating keeps its hand and its
+ * slab, and the idle one refills at its next allocation.
  */
 Test(slab, an_idle_class_hand_goes_back_to_its_slabs)
 {
@@ -279,8 +280,15 @@ Test(slab, an_idle_class_hand_goes_back_to_its_slabs)
 	cr_assert_eq(slab_hand_held(&uvm__heap->slab, ci), 0, "an idle class still holds %u in hand",
 		     slab_hand_held(&uvm__heap->slab, ci));
 	cr_assert_eq(slab_hand_held(&uvm__heap->slab, cb), 1);
+	cr_assert_null(uvm__heap->slab.cur[ci], "an idle class kept its empty slab");
+	cr_assert_not_null(uvm__heap->slab.cur[cb]);
 	for (int i = 0; i < REFILLS * PER_SLAB; i++)
 		uvm_free(big[i]);
+	idle[0] = uvm_malloc(200);
+	cr_assert_not_null(idle[0]);
+	cr_assert_not_null(uvm__heap->slab.cur[ci]);
+	memset(idle[0], 1, 200);
+	uvm_free(idle[0]);
 }
 
 /* A slab whose objects are all freed goes back to the area caches; live objects keep theirs. */
