@@ -132,8 +132,12 @@ static inline void area_set_live(struct vmap_area *va, size_t usable)
 	struct heap *h = uvm__heap;
 	size_t pages = va_pages(va);
 	bool own = h && va->heap == h && pages <= uvm__pcp_high_max && !(va->flags & (VA_SLAB | VA_PROF));
-	uint32_t live = !own ? VA_LIVE : pages >= PCP_BIN_PAGES ? VA_LIVE_LIST : va_size(va) == usable + UVM_PAGE_SIZE ? pcp_live_bin(pages) : VA_LIVE_BIN;
+	uint32_t live = VA_LIVE;
 
+	if (own && pages >= PCP_BIN_PAGES)
+		live = VA_LIVE_LIST;
+	else if (own)
+		live = va_size(va) == usable + UVM_PAGE_SIZE ? pcp_live_bin(pages) : VA_LIVE_BIN; /* whole from a larger bin: not parked */
 	va->cache = own ? pcp_list_of(&h->pcp, va) : NULL;
 	atomic_store_explicit(&va->live, live, memory_order_relaxed);
 }
