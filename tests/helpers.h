@@ -70,6 +70,33 @@ static inline void prefault_code(void)
 }
 
 /*
+ * 256 frames of ~300 bytes: the stack's pages, and under AddressSanitizer
+ * the shadow of them, written as deep as an allocation's calls go. Each
+ * frame's buffer escapes, so the sanitizer gives it redzones and writes
+ * their shadow (a plain large array would only have its shadow read, which
+ * maps the zero page and faults again on the write). An allocation that
+ * went one stack page deeper than the test's earlier calls (a pool's first
+ * use, a heap's adoption) took that fault in the counted window.
+ */
+static __attribute__((noinline)) void prefault_stack(int depth)
+{
+	volatile char frame[256];
+
+	__asm__ volatile("" : : "r"(frame) : "memory");
+	frame[0] = (char)depth;
+	if (depth > 0)
+		prefault_stack(depth - 1);
+	frame[sizeof(frame) - 1] = 0; /* after the call: no tail call */
+}
+
+/* What a test calls right before it counts page faults of its own. */
+static inline void prefault_for_counting(void)
+{
+	prefault_code();
+	prefault_stack(256);
+}
+
+/*
  * AddressSanitizer's first look at fresh memory faults in its shadow pages:
  * counts of our own faults on fresh memory mean nothing under it.
  */

@@ -729,26 +729,13 @@ static void *alloc_touch_and_exit(void *arg)
 	return NULL;
 }
 
-/*
- * 64 KiB of the thread's stack faulted in, deeper than an allocation goes
- * with a sanitizer's frames (uvm_stats, called for this, went less deep
- * than a heap's adoption under ASan and UBSan).
- */
-static __attribute__((noinline)) void touch_stack(void)
-{
-	volatile char pad[64 << 10];
-
-	for (size_t i = 0; i < sizeof(pad); i += 4096)
-		pad[i] = 0;
-}
-
 static void *alloc_one(void *arg)
 {
 	struct again *a = arg;
 	long faults;
 	char *p;
 
-	touch_stack();
+	prefault_for_counting();
 	faults = minor_faults();
 	p = uvm_vmalloc(3 * 4096);
 
@@ -786,6 +773,7 @@ Test(pcp, an_exited_threads_areas_are_reused_backed, .init = one_vmap_node)
 	/* Nine in this thread's cache, one in the exited thread's vacant heap. */
 	cr_assert_eq(st.cached_count - before.cached_count, 10, "the freeing thread did not keep them, or the heap its cache");
 	cr_assert_eq(st.lazy_count, before.lazy_count);
+	prefault_for_counting();
 	long faults = minor_faults();
 	for (int i = 0; i < 9; i++) {
 		q[i] = uvm_vmalloc(3 * 4096);

@@ -67,7 +67,7 @@ static void free_written(void)
 static void reused_as_they_were(const char *from)
 {
 	memset(again, 0, sizeof(again)); /* the test's own first touches are not ours to count */
-	prefault_code();
+	prefault_for_counting();
 	uint64_t calls = os_syscalls(), hits = stats().pool_hits;
 	long faults = minor_faults();
 	for (int i = 0; i < REUSED; i++) {
@@ -149,7 +149,7 @@ Test(purge, pooled_neighbours_join_and_serve_any_size, .init = no_auto_purge)
 	purge_now(0);
 	cr_assert_eq(stats().pooled_count, 1, "%lu pooled areas, not one", (unsigned long)stats().pooled_count);
 	cr_assert_eq(stats().pooled_bytes, N * PAGES * 4096);
-	prefault_code();
+	prefault_for_counting();
 	uint64_t calls = os_syscalls(), hits = stats().pool_hits;
 	long faults = minor_faults();
 	q[0] = uvm_vmalloc(4 * 4096);                 /* 5 pages: no pool of that size */
