@@ -8,7 +8,7 @@
 
 #include "util.h"
 
-extern atomic_bool uvm_ready;
+extern uvm_hidden atomic_bool uvm_ready;
 
 int init_slow(void);
 /* True on the thread running the set-up, while it runs (malloc then serves from a static buffer). */

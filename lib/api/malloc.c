@@ -275,11 +275,17 @@ static inline __attribute__((always_inline)) void *malloc_in(size_t size)
 		} else {
 			if (prof_due(h, size))
 				return malloc_profiled(size, CALLER());
+			/*
+			 * The parked area first, for any size of its page count: the
+			 * one area just freed goes back warm even to a size a class
+			 * serves (the slot holds one area, no kind's supply).  Tested
+			 * after, that size's range cost every parked hit 3 instructions.
+			 */
+			if ((p = area_unpark(h, size, CALLER())))
+				return p;
 			/* Before the bins: a size a class serves better must not also take areas, or each kind's free ones wait for the other's sizes. */
 			if (unlikely(slab_fills(size)))
 				return malloc_fill(h, size, CALLER());
-			if ((p = area_unpark(h, size, CALLER())))
-				return p;
 			if ((va = area_alloc_hit(h, size, CALLER())))
 				return area_handed(h, va, size);
 			if (area_past_bins(size))

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 #define NUMA_MAX_NODES 64
 
 /* Learn the nodes and the CPU-to-node map (libnuma, where a second node is), or set up the fake ones.  0 or ENOMEM. */
@@ -22,7 +24,7 @@ int numa_setup(void);
 unsigned numa_nodes(void);
 /* The node of the CPU the calling thread runs on (no syscall: sched_getcpu reads rseq). */
 unsigned numa_local_slow(void);
-extern unsigned uvm__numa_nodes;
+extern uvm_hidden unsigned uvm__numa_nodes;
 /* The NUMA node the calling thread runs on; no call on a one-node machine (every allocation asks). */
 static inline unsigned numa_local(void) { return uvm__numa_nodes == 1 ? 0 : numa_local_slow(); }
 /* Bind the pages of a new region to node nid (MPOL_PREFERRED).  Nothing to do on a one-node machine. */

@@ -100,7 +100,7 @@ UVM_UNTRACED_FN(snapshot)
 	} while (0)
 
 /* One allocation in uvm__trace_sample is timed and reported (alloc probe); UVM_TRACE_SAMPLE sets it first. */
-extern volatile unsigned uvm__trace_sample;
+extern uvm_hidden volatile unsigned uvm__trace_sample;
 void trace_init(void);
 /* The sampling countdown of probes.h's trace_sample_due. */
 extern __thread unsigned trace_countdown __attribute__((tls_model("initial-exec")));

@@ -192,7 +192,7 @@ void pcp_heap_vacate(struct heap *h, bool warm);
 /* Add an exited thread's counters to the process's, and clear them (registry lock held: its heap stays in the walks). */
 void pcp_heap_fold(struct pcp *p);
 
-extern size_t uvm__pcp_high_max; /* UVM_PCP_HIGH in pages; 0: no caching */
+extern uvm_hidden size_t uvm__pcp_high_max; /* UVM_PCP_HIGH in pages; 0: no caching */
 
 /* The order of an area of pages pages (the last order takes every larger one). */
 static inline unsigned pcp_order(size_t pages)

@@ -56,7 +56,7 @@ struct prof_stack {
 };
 
 /* Mean bytes between samples, 0 = off: UVM_PROF_SAMPLE, uvm_option_set, or vmtrace writing it in. */
-extern volatile size_t uvm__prof_rate;
+extern uvm_hidden volatile size_t uvm__prof_rate;
 
 /*
  * The countdown: true when this allocation of size bytes must ask

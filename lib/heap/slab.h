@@ -196,7 +196,7 @@ int slab_init(void);
 size_t slab_max(void);
 /* Slabs ever made (each one area of SLAB_SIZE usable bytes). */
 uint64_t slab_made(void);
-extern size_t uvm__slab_max; /* UVM_SLAB_MAX, read at set-up */
+extern uvm_hidden size_t uvm__slab_max; /* UVM_SLAB_MAX, read at set-up */
 
 /*
  * Whether slabs serve size bytes (1 or more) aligned to align: every size
@@ -231,8 +231,8 @@ static inline bool slab_serves(size_t size, size_t align)
 		return true;
 	return slab_serves_aligned(size, align);
 }
-extern unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16]; /* class of sizes 16 i + 1 .. 16 (i + 1), by i */
-extern const unsigned short uvm__slab_class_size[SLAB_CLASSES]; /* each class's object size */
+extern uvm_hidden unsigned char uvm__slab_class[SLAB_OBJ_MAX / 16]; /* class of sizes 16 i + 1 .. 16 (i + 1), by i */
+extern uvm_hidden const unsigned short uvm__slab_class_size[SLAB_CLASSES]; /* each class's object size */
 
 /*
  * The smallest class of at least size bytes (1..SLAB_OBJ_MAX) whose objects

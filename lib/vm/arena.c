@@ -264,6 +264,7 @@ static int add_region(unsigned nid, size_t size, uintptr_t *base)
 	r->end = *base + size;
 	r->size = size;
 	r->nid = nid;
+	r->slots = (uintptr_t)r->map - (*base >> UVM_PAGE_SHIFT) * sizeof(va_slot_t);
 	r->chunks = (uintptr_t)map_start(r) + slots_bytes(size) - (*base >> ARENA_CHUNK_SHIFT) * ARENA_CHUNK_BYTES;
 	atomic_store_explicit(&r->committed, *base, memory_order_relaxed);
 	atomic_store_explicit(&uvm__nr_regions, n + 1, memory_order_release);

@@ -40,6 +40,7 @@ struct region {
 	va_slot_t *map;              /* one slot per page of [base, end) */
 	unsigned nid;                /* the NUMA node it is bound to */
 	uintptr_t chunks;            /* the chunk table, less base's chunk number of records: chunk addr >> ARENA_CHUNK_SHIFT's record is at that index */
+	uintptr_t slots;             /* map less base's page number of slots, the same way: a lookup subtracts no base */
 };
 
 /*
@@ -49,8 +50,8 @@ struct region {
  * a lock, and a slot rewritten in place could match another region's
  * addresses halfway through.
  */
-extern struct region uvm__regions[ARENA_MAX_REGIONS];
-extern _Atomic int uvm__nr_regions;
+extern uvm_hidden struct region uvm__regions[ARENA_MAX_REGIONS];
+extern uvm_hidden _Atomic int uvm__nr_regions;
 
 /*
  * Whether addr lies in the first region.  Most programs never need a
@@ -75,7 +76,10 @@ static inline struct region *region_of(uintptr_t addr)
 }
 
 /* The page-map slot of the page at addr, in r, the region that holds it. */
-static inline va_slot_t *region_slot(const struct region *r, uintptr_t addr) { return &r->map[(addr - r->base) >> UVM_PAGE_SHIFT]; }
+static inline va_slot_t *region_slot(const struct region *r, uintptr_t addr)
+{
+	return (va_slot_t *)(r->slots + (addr >> UVM_PAGE_SHIFT) * sizeof(va_slot_t));
+}
 
 /* The chunk-table record of the 64 KiB chunk at addr, in r, the region that holds it. */
 static inline void *region_chunk(const struct region *r, uintptr_t addr)

@@ -22,7 +22,7 @@ void huge_init(void);
 /* Whether an area of usable bytes gets huge pages: always for uvm_vmalloc_huge (unless never; api.c sends it only areas of 2 MiB or more), by UVM_THP otherwise. */
 bool huge_wanted(size_t usable, bool huge_api);
 /* The start alignment of a uvm_vmalloc_huge area (2 MiB or more): HUGE_SIZE, or a page where huge pages are off. */
-extern size_t uvm__huge_api_align;
+extern uvm_hidden size_t uvm__huge_api_align;
 /* Give the fresh area va (aligned to HUGE_SIZE) its huge body, setting VA_HUGE or VA_HUGETLB. */
 void huge_back(struct vmap_area *va);
 /* The body of va: [*start, *end), empty when the area holds no full 2 MiB. */

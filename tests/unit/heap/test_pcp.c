@@ -1088,6 +1088,20 @@ Test(pcp, a_freed_area_is_parked_and_taken_back)
 	cr_assert_eq(slot_of(a), PARKED);
 	cr_assert_eq(uvm_malloc(12000), a);
 	uvm_free(a);
+	/* The parked area serves any size of its page count, even one a class serves (9 KiB: slab_fills). */
+	size_t n = 0;
+
+	cr_assert(slab_fills(9216));
+	cr_assert_eq(uvm_malloc(9216), a, "the warm area just freed was passed over");
+	cr_assert_eq(uvm_malloc_usable_size(a), 12288);
+	uvm_free(a);
+	cr_assert_eq(slot_of(a), PARKED);
+	b = uvm_malloc(9216); /* the slot taken, then a size of the 9 KiB class: a slab object */
+	cr_assert_eq(b, a);
+	a = uvm_malloc(9216);
+	cr_assert(slab_check(a, &n) == SLAB_LIVE && n == 9216, "9 KiB with nothing parked is not a slab object");
+	uvm_free(a);
+	uvm_free(b);
 }
 
 /*
