@@ -220,6 +220,9 @@ uvm_entry void uvm_vfree(void *p)
 		vfree_far(p);
 }
 
+/* uvm_vfree itself, called from inside the library without its PLT entry. */
+extern __typeof__(uvm_vfree) vfree_here __attribute__((alias(UVM_STR(uvm_vfree)), visibility("hidden")));
+
 size_t uvm_vsize(const void *p)
 {
 	return p ? area_usable(busy_area("uvm_vsize", p, 0)) : 0;
@@ -235,7 +238,7 @@ void *uvm_vrealloc(void *p, size_t size)
 		return api_alloc(size, UVM_PAGE_SIZE, 0, -1, false, CALLER());
 	va = busy_area("uvm_vrealloc", p, 0);
 	if (!size) {
-		uvm_vfree(p);
+		vfree_here(p);
 		return NULL;
 	}
 	if (size > UVM_MAX_SIZE)
@@ -249,7 +252,7 @@ void *uvm_vrealloc(void *p, size_t size)
 	if (!q)
 		return NULL;
 	area_copy(va, area_find((uintptr_t)q), area_usable(va) < usable ? area_usable(va) : usable);
-	uvm_vfree(p);
+	vfree_here(p);
 	return q;
 }
 

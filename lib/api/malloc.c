@@ -314,13 +314,19 @@ void *uvm__malloc_or(size_t size, void *(*failed)(size_t size, const void *calle
 /* uvm_malloc itself, called from inside the library without its PLT entry. */
 extern __typeof__(uvm_malloc) malloc_here __attribute__((alias(UVM_STR(uvm_malloc)), visibility("hidden")));
 
-/* Small objects record no caller: uvm_malloc's own way; areas the general way, which takes the caller given. */
-void *uvm_malloc_caller(size_t size, const void *caller)
+/*
+ * Small objects record no caller: uvm_malloc's own way; areas the general
+ * way, which takes the caller given.  In line for realloc's move, which
+ * called the exported entry through its PLT slot.
+ */
+static inline void *malloc_caller_in(size_t size, const void *caller)
 {
 	if (likely(size - 1 < uvm__slab_max))
 		return malloc_here(size);
 	return malloc_slow(size, caller);
 }
+
+void *uvm_malloc_caller(size_t size, const void *caller) { return malloc_caller_in(size, caller); }
 
 void *uvm_calloc(size_t n, size_t size)
 {
@@ -567,7 +573,7 @@ static void *realloc_named(const char *fn, void *p, size_t size, const void *cal
 			return p;
 	}
 	/* p is known live now: the move takes malloc's and free's hits. */
-	q = uvm_malloc_caller(size, caller);
+	q = malloc_caller_in(size, caller);
 	if (!q)
 		return NULL;
 	copy(q, p, have < size ? have : size);
