@@ -446,7 +446,7 @@ uint64_t slab_made(void) { return atomic_load_explicit(&sl.lives, memory_order_r
 
 bool slab_serves_aligned(size_t size, size_t align)
 {
-	if (slab_aligned_size(size, align))
+	if (slab_aligned_class(size, align) < SLAB_CLASSES)
 		return true;
 	if (!uvm__slab_max || size <= UVM_PAGE_SIZE || size > SLAB_OBJ_MAX || align > UVM_PAGE_SIZE)
 		return false;

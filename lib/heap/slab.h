@@ -251,18 +251,18 @@ static inline unsigned slab_class_aligned(size_t size, size_t align)
 }
 
 /*
- * That class's size, for the hits, where slabs serve size bytes (1 or
- * more) up to UVM_SLAB_MAX aligned to align, at most a page
- * (slab_serves_aligned's first case); else 0.
+ * That class, for the hits, where slabs serve size bytes (1 or more) up to
+ * UVM_SLAB_MAX aligned to align, at most a page (slab_serves_aligned's
+ * first case); else SLAB_CLASSES.
  */
-static inline size_t slab_aligned_size(size_t size, size_t align)
+static inline unsigned slab_aligned_class(size_t size, size_t align)
 {
-	size_t cls;
+	unsigned c;
 
 	if (size - 1 >= uvm__slab_max || align > UVM_PAGE_SIZE)
-		return 0;
-	cls = uvm__slab_class_size[slab_class_aligned(size, align)];
-	return cls <= uvm__slab_max ? cls : 0;
+		return SLAB_CLASSES;
+	c = slab_class_aligned(size, align);
+	return uvm__slab_class_size[c] <= uvm__slab_max ? c : SLAB_CLASSES;
 }
 
 /*
@@ -421,14 +421,12 @@ static inline void *slab_hand_pop(struct slab_heap *h, unsigned c)
 }
 
 /*
- * The owner's hit, as a leaf: an object of size bytes (1..UVM_SLAB_MAX,
- * 16-byte aligned), the hottest of h's hand for the class, else popped from
- * the free list of the class's current slab of h, or NULL (the caller takes
- * slab_alloc's way).
+ * The owner's hit, as a leaf: an object of class c, the hottest of h's
+ * hand for the class, else popped from the free list of the class's
+ * current slab of h, or NULL (the caller takes slab_alloc's way).
  */
-static uvm_always_inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
+static uvm_always_inline void *slab_alloc_hit_class(struct slab_heap *h, unsigned c)
 {
-	unsigned c = uvm__slab_class[(size - 1) >> 4];
 	struct slab *s = h->cur[c];
 	void *p;
 
@@ -457,7 +455,7 @@ static uvm_always_inline void *slab_alloc_hit(struct slab_heap *h, size_t size)
  * The owner's hit of a map class, for a size above a page that slabs
  * serve (slab_fills): the lowest free object of the class's current slab,
  * or NULL.  Such a class keeps no hand and no free list, so this skips
- * slab_alloc_hit's looks at both (malloc+free of 5000 bytes 142 -> 133
+ * slab_alloc_hit_class's looks at both (malloc+free of 5000 bytes 142 -> 133
  * instructions).
  */
 static uvm_always_inline void *slab_map_hit(struct slab_heap *h, size_t size)
@@ -610,7 +608,7 @@ static inline size_t slab_live_size(const void *p)
 /* An object of at least size bytes aligned to align, for a request slab_serves; NULL when out of memory. */
 void *slab_alloc(size_t size, size_t align);
 /*
- * After slab_alloc_hit missed: an object of size bytes (1..UVM_SLAB_MAX,
+ * After slab_alloc_hit_class missed: an object of size bytes (1..UVM_SLAB_MAX,
  * 16-byte aligned) from another slab of its class, h's owner calling (the
  * refill without slab_alloc's checks and lookups again); NULL when out of
  * memory.
