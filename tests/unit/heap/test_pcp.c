@@ -1173,10 +1173,10 @@ Test(pcp, a_parked_area_is_a_freed_one)
 	expect_death(use_after_park, "size", SIGABRT, "uvmalloc: uvm_vsize(): invalid pointer 0x");
 }
 
-/* A miss links the parked area into its bin first: the search trims it to size. */
+/* A miss links the parked area into its bin first: the search trims it to size (14 pages: no slab's piece, below). */
 Test(pcp, a_miss_sees_the_parked_area)
 {
-	char *p = uvm_vmalloc(15 * 4096), *q;
+	char *p = uvm_vmalloc(13 * 4096), *q;
 	uint64_t misses = stats().cache_misses;
 
 	uvm_vfree(p);
@@ -1186,6 +1186,29 @@ Test(pcp, a_miss_sees_the_parked_area)
 	cr_assert_eq(stats().cache_misses, misses, "a fresh range was taken");
 	cr_assert_eq(uvm__heap->pcp.parked, 0);
 	uvm_vfree(q);
+}
+
+/*
+ * A whole slab's piece (64 KiB on its boundary) waits for a slab: a smaller
+ * block's miss takes other pages, and the next slab request takes it whole.
+ */
+Test(pcp, a_slab_piece_is_not_cut_for_a_block)
+{
+	char *decoy = uvm_vmalloc(4096), *piece = uvm_vmalloc_aligned(15 * 4096, 65536), *block, *slab;
+
+	cr_assert_not_null(decoy);
+	cr_assert_not_null(piece);
+	cr_assert_eq((uintptr_t)piece % 65536, 0);
+	uvm_vfree(decoy);
+	uvm_vfree(piece); /* the decoy is parked: the piece goes onto its bin */
+	cr_assert_eq(slot_of(piece), CACHED);
+	block = uvm_vmalloc(3 * 4096);
+	cr_assert_not_null(block);
+	cr_assert(block < piece || block >= piece + 65536, "a 4-page block was cut from the slab's piece");
+	slab = uvm_vmalloc_aligned(15 * 4096, 65536);
+	cr_assert_eq(slab, piece, "the slab-shaped request did not take the piece whole");
+	uvm_vfree(slab);
+	uvm_vfree(block);
 }
 
 static void *park_and_wait(void *arg)
