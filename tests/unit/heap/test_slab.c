@@ -1231,8 +1231,13 @@ Test(slab, a_round_of_stocked_slabs_and_buffers_serves_the_next)
 		if (round) {
 			cr_assert_eq(stats().pool_misses, before.pool_misses + (stats().cache_misses - before.cache_misses),
 				     "pool misses are cache misses");
-			cr_assert_leq(stats().cache_misses - before.cache_misses, 1,
-				      "%llu of the second round's areas missed the cache (its large block does)",
+			/*
+			 * Its large block misses, and a few buffers: a whole slab's
+			 * piece waits for a slab (pcp.c's fits), so a buffer that
+			 * only such a piece would hold takes fresh pages (6 of 300).
+			 */
+			cr_assert_leq(stats().cache_misses - before.cache_misses, 1 + BUFS / 30,
+				      "%llu of the second round's areas missed the cache",
 				      (unsigned long long)(stats().cache_misses - before.cache_misses));
 		}
 		for (int i = 0; i < BUFS; i++)
