@@ -1234,7 +1234,7 @@ Test(slab, a_round_of_stocked_slabs_and_buffers_serves_the_next)
 			/*
 			 * Its large block misses, and a few buffers: a whole slab's
 			 * piece waits for a slab (pcp.c's fits), so a buffer that
-			 * only such a piece would hold takes fresh pages (6 of 300).
+			 * only such a piece would hold takes fresh pages (5 of 300).
 			 */
 			cr_assert_leq(stats().cache_misses - before.cache_misses, 1 + BUFS / 30,
 				      "%llu of the second round's areas missed the cache",
