@@ -173,7 +173,6 @@ static inline void *alloc(size_t size, size_t align, int zero, const void *calle
 	return alloc_counted(size, align, zero, caller);
 }
 
-static uvm_noinline void *malloc_slow(size_t size, const void *caller) { return alloc(size, 16, 0, caller); }
 /* alloc's way behind a call: an entry whose misses are all tail calls saves no register on its hit. */
 static uvm_noinline void *alloc_slow_call(size_t size, size_t align, int zero, const void *caller)
 {
@@ -306,7 +305,7 @@ static inline __attribute__((always_inline)) void *malloc_in(size_t size)
 		}
 		return malloc_counted(size, CALLER());
 	}
-	return malloc_slow(size, CALLER());
+	return alloc_slow_call(size, 16, 0, CALLER());
 }
 
 uvm_entry void *uvm_malloc(size_t size) { return malloc_in(size); }
@@ -336,7 +335,7 @@ static inline void *malloc_caller_in(size_t size, const void *caller)
 {
 	if (likely(size - 1 < uvm__slab_max))
 		return malloc_here(size);
-	return malloc_slow(size, caller);
+	return alloc_slow_call(size, 16, 0, caller);
 }
 
 void *uvm_malloc_caller(size_t size, const void *caller) { return malloc_caller_in(size, caller); }
@@ -350,7 +349,7 @@ void *uvm_calloc(size_t n, size_t size)
 		return fail(ENOMEM);
 	if (likely(h && untraced_alloc() && total - 1 < uvm__slab_max))
 		return small_alloc(h, uvm__slab_class[(total - 1) >> 4], total, 16, 1);
-	return alloc(total, 16, 1, CALLER());
+	return alloc_slow_call(total, 16, 1, CALLER());
 }
 
 /* ------------------------------------------------------------- free */

@@ -187,24 +187,21 @@ static bool fits(const struct vmap_area *va, size_t pages, size_t align)
 		return va_pages(va) >= pages && !(va->va_start & (align - 1)) &&
 		       (va_pages(va) == pages || !(va->flags & VA_HUGETLB));
 	/*
-	 * A piece of a huge page that slabs are cut from (area_alloc_stocked)
-	 * serves slabs only: its pages are all backed, so an area cut from it
-	 * for anything else would hold its guard page resident (allocwork
-	 * churn's blocks of 1-4 pages: 1.36x the peak RSS).
+	 * Two kinds of piece serve slabs only.  One of a huge page that slabs
+	 * are cut from (area_alloc_stocked): its pages are all backed, so an
+	 * area cut from it for anything else would hold its guard page resident
+	 * (allocwork churn's blocks of 1-4 pages: 1.36x the peak RSS).  And a
+	 * whole slab's piece (64 KiB on its boundary, an emptied slab's chunk):
+	 * cut for a block, it left the next slab request nothing whole, and
+	 * that request took fresh pages while the cache held hundreds of
+	 * smaller pieces (allocwork stress: 515 of its 4 563 slab requests
+	 * carved fresh; kept whole, 8 % fewer faults and 6 % less peak RSS, the
+	 * same time).  A block of its size still takes such a piece off its
+	 * bin's head on a hit; a block of 15 pages that happens to lie on
+	 * 64 KiB waits for its size or a slab like any such piece.
 	 */
-	if ((va->flags & VA_DENSE) && align < SLAB_SIZE)
-		return false;
-	/*
-	 * A whole slab's piece (64 KiB on its boundary, an emptied slab's
-	 * chunk) is kept for a slab: cut for a block, it left the next slab
-	 * request nothing whole, and that request took fresh pages while the
-	 * cache held hundreds of smaller pieces (allocwork stress: 515 of its
-	 * 4 563 slab requests carved fresh; with this, 8 % fewer faults and
-	 * 6 % less peak RSS, the same time).  A block of its size still takes
-	 * it off its bin's head on a hit; a block of 15 pages that happens to
-	 * lie on 64 KiB waits for its size or a slab like any such piece.
-	 */
-	if (align < SLAB_SIZE && va_size(va) == SLAB_SIZE && !(va->va_start & (SLAB_SIZE - 1)))
+	if (align < SLAB_SIZE &&
+	    ((va->flags & VA_DENSE) || (va_size(va) == SLAB_SIZE && !(va->va_start & (SLAB_SIZE - 1)))))
 		return false;
 	return aligned_start(va, align) + (pages << UVM_PAGE_SHIFT) <= va->va_end;
 }
