@@ -27,7 +27,7 @@ for peer in glibc jemalloc mimalloc tcmalloc; do
 done
 grep -q '| uvmalloc | uvmalloc API |$' <<<"$header" || fail "no uvmalloc columns: $header"
 for row in "fix_size p:1 h:0" "random_size" "random_size t:N" "fix_size p:1 h:0 t:N" "larson t:N" "realloc t:1" "large t:1" \
-	"stress t:N" "local t:N" "refill t:1" "buffers t:N" "churn t:1" "batch t:1" "phases t:1" "tasks t:4" "sqlite3" "sort" "redis"; do
+	"stress t:N" "local t:N" "stress t:8" "local t:8" "refill t:1" "buffers t:N" "churn t:1" "batch t:1" "phases t:1" "tasks t:4" "sqlite3" "sort" "redis"; do
 	line=$(grep -m1 "^| $row |" "$md") || fail "row $row missing"
 	grep -Eq '[0-9.]+ ms \([0-9.]+x\)' <<<"$line" || fail "row $row has no ratio: $line"
 done
