@@ -158,6 +158,14 @@ struct uvm_descriptor {
 	 * address of that area's list.
 	 */
 	uint64_t va_live_parked, pcp_list_parks, pcp_parked, pcp_parked_list;
+
+	/*
+	 * Appended later (0: not described): the offset in a slab's header of
+	 * its owner, the slab heap of the thread it belongs to (a pointer);
+	 * NULL: an orphan, left by a thread that exited, until another adopts
+	 * it.
+	 */
+	uint64_t slab_owner;
 };
 
 #endif

@@ -235,6 +235,8 @@ class Slabs(unittest.TestCase):
             self.assertEqual(len(k), 1, s["classes"])
             live, free = own["kept"], own["objects"] - own["kept"]
             self.assertEqual((k[0]["slabs"], k[0]["live"], k[0]["free"], k[0]["never_used"]), (4, live, free, 0))
+            # Of the free ones, the first 16 frees are in the thread's hand; none waits (no other thread freed).
+            self.assertEqual((k[0]["waiting"], k[0]["in_hand"], k[0]["orphans"]), (0, 16, 0))
             self.assertEqual(k[0]["occupancy"], [0, 0, 4, 0, 0], "a quarter full is the 25-50 % bucket")
             self.assertEqual(s["slabs_unread"], 0)
             self.assertEqual(s["live_bytes"], own["live_bytes"], "vminfo's live bytes against uvm_frag_stats'")
@@ -242,7 +244,23 @@ class Slabs(unittest.TestCase):
             self.assertEqual(s["overhead_bytes"], max(s["rss_kb"] * 1024 - s["live_bytes"], 0))
             rc, out, err = vminfo("--summary", t.p.pid)
             self.assertEqual(rc, 0, err)
-            self.assertRegex(out, r"(?m)^ +32 +4 +%d +%d +0 +%d +0 +0 +4 +0 +0$" % (live, free, free * 32))
+            self.assertRegex(out, r"(?m)^ +32 +4 +0 +%d +%d +0 +16 +0 +%d +0 +0 +4 +0 +0$" % (live, free, free * 32))
+
+    def test_orphans_and_the_frees_that_wait_for_them(self):
+        """A thread's two slabs left behind when it exits: orphans, and a tenth of their objects freed by another
+        thread wait on them (an orphan's objects go home, not into the freer's hand)."""
+        with Target("orphans") as t:
+            own = {k: int(v) for k, v in (w.split("=") for w in t.lines[-1][1:])}
+            rc, out, err = vminfo("--json", "--summary", t.p.pid)
+            self.assertEqual(rc, 0, err)
+            k = [c for c in json.loads(out)["summary"]["classes"] if c["size"] == 96]
+            self.assertEqual(len(k), 1, out)
+            freed = own["freed"]
+            self.assertEqual((k[0]["slabs"], k[0]["orphans"], k[0]["live"], k[0]["free"], k[0]["waiting"], k[0]["in_hand"]),
+                             (2, 2, own["objects"] - freed, freed, freed, 0))
+            rc, out, err = vminfo("--summary", t.p.pid)
+            self.assertEqual(rc, 0, err)
+            self.assertRegex(out, r"(?m)^ +96 +2 +2 +%d +%d +%d +0 " % (own["objects"] - freed, freed, freed))
 
 
 class Hammer(unittest.TestCase):

@@ -16,6 +16,9 @@
  *            thread's cache unfiled (vnode.h); prints its uvm_stats;
  *   slabs:   fills four slabs of 32-byte objects, frees three of every four
  *            objects in each, prints its uvm_frag_stats live bytes, waits;
+ *   orphans: a thread allocates ORPHAN_OBJECTS of 96 bytes (two slabs) and
+ *            exits, leaving them orphaned; every tenth is then freed here
+ *            (home to its orphan, waiting there), and it waits;
  *   corrupt: holds areas in the busy, lazy and free structures, then for
  *            each line "c KIND SEED" overwrites one word of its own
  *            allocator state that SEED picks, "r" puts it back; it answers
@@ -442,6 +445,35 @@ static void quarter_full_slabs(void)
 	wait_for_stdin();
 }
 
+#define ORPHAN_OBJECTS 1000 /* of 96 bytes: a slab holds 682 */
+
+static void *allocate_and_exit(void *arg)
+{
+	void **p = arg;
+
+	for (unsigned i = 0; i < ORPHAN_OBJECTS; i++) {
+		p[i] = uvm_malloc(96);
+		memset(p[i], 1, 96);
+	}
+	return NULL;
+}
+
+static void orphans(void)
+{
+	static void *p[ORPHAN_OBJECTS];
+	unsigned freed = 0;
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, allocate_and_exit, p) || pthread_join(t, NULL))
+		abort();
+	for (unsigned i = 0; i < ORPHAN_OBJECTS; i += 10, freed++)
+		uvm_free(p[i]);
+	printf("orphans objects=%u freed=%u\n", ORPHAN_OBJECTS, freed);
+	printf("ready\n");
+	fflush(stdout);
+	wait_for_stdin();
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "areas";
@@ -454,6 +486,8 @@ int main(int argc, char **argv)
 		corrupt();
 	else if (!strcmp(mode, "slabs"))
 		quarter_full_slabs();
+	else if (!strcmp(mode, "orphans"))
+		orphans();
 	else if (!strcmp(mode, "holes"))
 		holes();
 	else if (!strcmp(mode, "spans"))

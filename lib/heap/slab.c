@@ -1250,6 +1250,7 @@ void slab_describe(struct uvm_descriptor *d)
 	d->slab_room = offsetof(struct slab, room);
 	d->slab_objsize = offsetof(struct slab, size);
 	d->slab_remote = offsetof(struct slab, remote);
+	d->slab_owner = offsetof(struct slab, owner);
 	d->slab_remote_shift = SLAB_REMOTE_SHIFT;
 	d->slab_map_size = class_size(SLAB_MAP_FIRST);
 	d->region_chunks = offsetof(struct region, chunks);

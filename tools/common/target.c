@@ -223,7 +223,8 @@ static enum target_err check_descriptor(const struct uvm_descriptor *d)
 		     "slab_size is not a power of two from 4 KiB to 1 MiB");
 		NEED(hs >= 16 && hs <= SLAB_HEADER_MAX, "slab_header out of range");
 		NEED(fits(d->slab_used, 4, hs) && fits(d->slab_carved, 4, hs) && fits(d->slab_room, 4, hs) &&
-			     fits(d->slab_objsize, 4, hs) && fits(d->slab_remote, 8, hs),
+			     fits(d->slab_objsize, 4, hs) && fits(d->slab_remote, 8, hs) &&
+			     (!d->slab_owner || fits(d->slab_owner, 8, hs)),
 		     "a slab header field lies outside slab_header");
 		NEED(d->slab_remote_shift >= 32 && d->slab_remote_shift < 64, "slab_remote_shift out of range");
 		NEED(fits(d->region_chunks, 8, d->region_size), "region_chunks lies outside region_size");

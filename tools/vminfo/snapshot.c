@@ -645,7 +645,7 @@ static void read_slab(const struct target *t, struct snapshot *s, const struct a
 	const struct uvm_descriptor *d = &t->d;
 	unsigned char h[SLAB_HEADER_MAX];
 	uint32_t used, carved, room, size;
-	uint64_t remote, objs, live, pending;
+	uint64_t remote, owner = 1, objs, live, waiting, held;
 	struct slab_class *k;
 	const struct region_info *r = region_holding(s, a->start, a->end);
 
@@ -660,6 +660,8 @@ static void read_slab(const struct target *t, struct snapshot *s, const struct a
 	room = FIELD(d->slab_room, uint32_t);
 	size = FIELD(d->slab_objsize, uint32_t);
 	remote = FIELD(d->slab_remote, uint64_t);
+	if (d->slab_owner)
+		owner = FIELD(d->slab_owner, uint64_t);
 #undef FIELD
 	if (size < 16 || size % 16 || size > d->slab_size || !room || (uint64_t)room * size > d->slab_size || carved > room ||
 	    !(k = class_of(s, size))) {
@@ -667,15 +669,21 @@ static void read_slab(const struct target *t, struct snapshot *s, const struct a
 		return;
 	}
 	objs = room;
-	pending = (d->slab_map_size && size >= d->slab_map_size ? (uint64_t)__builtin_popcountll(remote)
-								 : remote >> d->slab_remote_shift) +
-		  in_hand(s, a->start, a->start + d->slab_size);
-	live = used > pending ? used - pending : 0;
+	waiting = d->slab_map_size && size >= d->slab_map_size ? (uint64_t)__builtin_popcountll(remote)
+							       : remote >> d->slab_remote_shift;
+	held = in_hand(s, a->start, a->start + d->slab_size);
+	live = used > waiting + held ? used - waiting - held : 0;
 	if (live > carved)
 		live = carved;
+	/* Counted out of the free objects, each bounded by what is left of them: a racing read can break the sum. */
+	waiting = waiting < carved - live ? waiting : carved - live;
+	held = held < carved - live - waiting ? held : carved - live - waiting;
 	k->slabs++;
+	k->orphans += !owner;
 	k->live += live;
 	k->free += carved - live;
+	k->waiting += waiting;
+	k->in_hand += held;
 	k->never_used += objs - carved;
 	k->occupancy[live ? 1 + live * 4 / objs - (live == objs) : 0]++;
 	s->slab_live_bytes += live * size;
@@ -687,6 +695,7 @@ static void read_slabs(const struct target *t, struct snapshot *s)
 {
 	if (!target_has_slabs(&t->d))
 		return;
+	s->have_orphans = t->d.slab_owner != 0;
 	for (size_t i = 0; i < s->nbusy; i++)
 		if (s->busy[i].live && (s->busy[i].flags & t->d.va_flag_slab))
 			read_slab(t, s, &s->busy[i]);

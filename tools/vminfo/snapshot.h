@@ -36,6 +36,9 @@ struct region_info {
 #define SNAP_CLASSES 64
 struct slab_class {
 	uint64_t size, slabs, live, free, never_used;
+	/* Of free: other threads' frees the slab's owner has not taken back yet, and objects in threads' hands */
+	uint64_t waiting, in_hand;
+	uint64_t orphans; /* slabs of an exited thread, no other adopted yet (a library that says: have_orphans) */
 	uint64_t occupancy[5]; /* slabs by live share: none, below 25 %, 50 %, 75 %, the rest (as uvm_frag_stats) */
 };
 
@@ -55,6 +58,7 @@ struct snapshot {
 	unsigned nclasses;
 	uint64_t slab_free_bytes, slab_meta_bytes, slab_live_bytes;
 	uint64_t slabs_unread; /* slab areas whose header could not be read or made no sense */
+	int have_orphans;      /* the library says which slabs are orphans (uvm_descriptor.slab_owner) */
 	uint64_t *hand;        /* freed objects the live heaps keep in hand (counted used in their slabs), sorted */
 	size_t nhand, cap_hand;
 	/* The library's own memory outside the regions: heaps, area objects, resident page-map pages (pagemap) */

@@ -378,13 +378,19 @@ static void print_summary(const struct snapshot *s, const struct summary *m, boo
 		       sz(s->metadata_bytes, exact));
 	if (!s->nclasses)
 		return;
-	printf("slabs by size class (from their headers; slabs by live share: empty, <25%%, <50%%, <75%%, the rest):\n"
-	       "   size  slabs      live      free     never  free bytes  empty <25%% <50%% <75%%  rest\n");
+	printf("slabs by size class (from their headers; orphans: their threads exited; of the free objects, those\n"
+	       "other threads freed that wait for their slab's owner, and those in threads' hands; slabs by live share:\n"
+	       "empty, <25%%, <50%%, <75%%, the rest):\n"
+	       "   size  slabs orphans      live      free   waiting   in hand     never  free bytes  empty <25%% <50%% <75%%  rest\n");
 	for (unsigned i = 0; i < s->nclasses; i++) {
 		const struct slab_class *k = &s->classes[i];
+		char orphans[24] = "-";
 
-		printf("  %5llu %6llu %9llu %9llu %9llu %11llu  %5llu %4llu %4llu %4llu %5llu\n", (unsigned long long)k->size,
-		       (unsigned long long)k->slabs, (unsigned long long)k->live, (unsigned long long)k->free,
+		if (s->have_orphans)
+			snprintf(orphans, sizeof(orphans), "%llu", (unsigned long long)k->orphans);
+		printf("  %5llu %6llu %7s %9llu %9llu %9llu %9llu %9llu %11llu  %5llu %4llu %4llu %4llu %5llu\n",
+		       (unsigned long long)k->size, (unsigned long long)k->slabs, orphans, (unsigned long long)k->live,
+		       (unsigned long long)k->free, (unsigned long long)k->waiting, (unsigned long long)k->in_hand,
 		       (unsigned long long)k->never_used, (unsigned long long)(k->free * k->size),
 		       (unsigned long long)k->occupancy[0], (unsigned long long)k->occupancy[1],
 		       (unsigned long long)k->occupancy[2], (unsigned long long)k->occupancy[3],
@@ -479,12 +485,15 @@ static void print_json(const struct target *t, const struct snapshot *s, struct 
 	for (unsigned i = 0; i < s->nclasses; i++) {
 		const struct slab_class *k = &s->classes[i];
 
-		printf("%s{\"size\":%llu,\"slabs\":%llu,\"live\":%llu,\"free\":%llu,\"never_used\":%llu,"
-		       "\"occupancy\":[%llu,%llu,%llu,%llu,%llu]}",
+		printf("%s{\"size\":%llu,\"slabs\":%llu,\"live\":%llu,\"free\":%llu,\"waiting\":%llu,\"in_hand\":%llu,"
+		       "\"never_used\":%llu,\"occupancy\":[%llu,%llu,%llu,%llu,%llu]",
 		       i ? "," : "", (unsigned long long)k->size, (unsigned long long)k->slabs, (unsigned long long)k->live,
-		       (unsigned long long)k->free, (unsigned long long)k->never_used, (unsigned long long)k->occupancy[0],
+		       (unsigned long long)k->free, (unsigned long long)k->waiting, (unsigned long long)k->in_hand,
+		       (unsigned long long)k->never_used, (unsigned long long)k->occupancy[0],
 		       (unsigned long long)k->occupancy[1], (unsigned long long)k->occupancy[2],
 		       (unsigned long long)k->occupancy[3], (unsigned long long)k->occupancy[4]);
+		json_known("orphans", s->have_orphans, k->orphans);
+		printf("}");
 	}
 	printf("]}");
 	if (o->top) {
