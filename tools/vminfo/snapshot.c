@@ -645,7 +645,8 @@ static void read_slab(const struct target *t, struct snapshot *s, const struct a
 	const struct uvm_descriptor *d = &t->d;
 	unsigned char h[SLAB_HEADER_MAX];
 	uint32_t used, carved, room, size;
-	uint64_t remote, owner = 1, objs, live, waiting, held;
+	uint64_t remote, objs, live, waiting, held;
+	bool orphan;
 	struct slab_class *k;
 	const struct region_info *r = region_holding(s, a->start, a->end);
 
@@ -660,8 +661,7 @@ static void read_slab(const struct target *t, struct snapshot *s, const struct a
 	room = FIELD(d->slab_room, uint32_t);
 	size = FIELD(d->slab_objsize, uint32_t);
 	remote = FIELD(d->slab_remote, uint64_t);
-	if (d->slab_owner)
-		owner = FIELD(d->slab_owner, uint64_t);
+	orphan = d->slab_owner && !FIELD(d->slab_owner, uint64_t); /* no owner: its thread exited */
 #undef FIELD
 	if (size < 16 || size % 16 || size > d->slab_size || !room || (uint64_t)room * size > d->slab_size || carved > room ||
 	    !(k = class_of(s, size))) {
@@ -679,7 +679,7 @@ static void read_slab(const struct target *t, struct snapshot *s, const struct a
 	waiting = waiting < carved - live ? waiting : carved - live;
 	held = held < carved - live - waiting ? held : carved - live - waiting;
 	k->slabs++;
-	k->orphans += !owner;
+	k->orphans += orphan;
 	k->live += live;
 	k->free += carved - live;
 	k->waiting += waiting;
