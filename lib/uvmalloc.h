@@ -43,8 +43,9 @@ UVM_API void *uvm_vzalloc(size_t size);
  * (or hugetlb pages with UVM_HUGETLB=1); the tail keeps small pages, so the
  * size is not rounded up.  A smaller area is plain uvm_vmalloc (as the
  * kernel's vmalloc_huge, whose huge mappings start at 2 MiB).  With
- * UVM_THP=always (the default) every area of 2 MiB or more is huge
- * already; UVM_THP=never makes this plain uvm_vmalloc.
+ * UVM_THP=always every area of 2 MiB or more is huge already, and with
+ * UVM_THP=auto (the default) while huge pages pay on this host; this one
+ * is huge whatever auto judges.  UVM_THP=never makes this plain uvm_vmalloc.
  */
 UVM_API void *uvm_vmalloc_huge(size_t size);
 /*
@@ -256,7 +257,7 @@ UVM_API void uvm_settings(FILE *f);
 /*
  * A setting by its name, with or without the UVM_ prefix ("UVM_LAZY_MAX"
  * or "LAZY_MAX"): the value in force into *value; a keyword setting gives
- * its word's index (UVM_THP: never 0, huge-only 1, always 2; UVM_STATS:
+ * its word's index (UVM_THP: never 0, huge-only 1, always 2, auto 3; UVM_STATS:
  * json 2).  0, ENOENT for no such setting, or the set-up's error.
  */
 UVM_API int uvm_option_get(const char *name, long long *value);

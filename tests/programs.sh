@@ -73,7 +73,7 @@ fi
 if ! UVM_STAT=1 UVM_SLAB_MAX=16K UVM_THP=sometimes UVM_LAZY_MAX=1M LD_PRELOAD=$preload ls / > /dev/null 2> settings.err; then
 	echo "FAIL a program with bad settings did not run"; fail=1
 elif ! grep -q "unknown setting UVM_STAT," settings.err || ! grep -q "UVM_SLAB_MAX=16K: it takes a whole number from 0 to 8192" settings.err ||
-     ! grep -q "UVM_THP=sometimes: it takes one of never, huge-only, always" settings.err ||
+     ! grep -q "UVM_THP=sometimes: it takes one of never, huge-only, always, auto" settings.err ||
      ! grep -q "UVM_LAZY_MAX=1M: it takes a whole number of pages from 0 to" settings.err; then
 	echo "FAIL bad settings are not explained:"; cat settings.err; fail=1
 else

@@ -16,6 +16,7 @@
 #include "pcp.h"
 #include "slab.h"
 #include "stats.h"
+#include "thp.h"
 #include "purge.h"
 #include "uvmalloc.h"
 #include "vnode.h"
@@ -98,6 +99,23 @@ static int format_frag(char *buf, size_t len, const struct uvm_frag *f)
 }
 
 
+/* UVM_THP=auto's verdict and what it rests on (nothing when no huge first touch was timed). */
+static int format_thp(char *buf, size_t len, bool json)
+{
+	struct thp_stats t;
+
+	thp_stats(&t);
+	if (!t.samples)
+		return 0;
+	if (json)
+		return snprintf(buf, len, ",\"thp\":{\"huge_ns\":%llu,\"small_ns\":%llu,\"samples\":%llu,\"declined_bytes\":%llu,"
+				"\"pays\":%s}", (ull)t.huge_ns, (ull)t.small_ns, (ull)t.samples, (ull)t.declined,
+				t.small ? "false" : "true");
+	return snprintf(buf, len, "uvmalloc: huge pages (UVM_THP=auto): first touch %.1f us (mean of %llu timed), 512 small "
+			"pages %.1f us: they %s; %.1f MiB got small pages instead\n", (double)t.huge_ns / 1e3,
+			(ull)t.samples, (double)t.small_ns * 512 / 1e3, t.small ? "do not pay" : "pay", mib(t.declined));
+}
+
 static int format_json(char *buf, size_t len, const struct uvm_stats *s, const struct uvm_frag *f)
 {
 	int n = snprintf(buf, len,
@@ -140,7 +158,11 @@ static int format_json(char *buf, size_t len, const struct uvm_stats *s, const s
 		sep = ",";
 	}
 	if (n > 0 && (size_t)n < len)
-		n += snprintf(buf + n, len - (size_t)n, "]}}\n");
+		n += snprintf(buf + n, len - (size_t)n, "]}");
+	if (n > 0 && (size_t)n < len)
+		n += format_thp(buf + n, len - (size_t)n, true);
+	if (n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, "}\n");
 	return n > 0 && (size_t)n < len ? n : -1;
 }
 
@@ -160,6 +182,8 @@ static int format(char *buf, size_t len, bool json)
 	n = format_counters(buf, len, &st);
 	if (n > 0 && (size_t)n < len)
 		n += format_frag(buf + n, len - (size_t)n, &f);
+	if (n > 0 && (size_t)n < len)
+		n += format_thp(buf + n, len - (size_t)n, false);
 	return n > 0 && (size_t)n < len ? n : -1;
 }
 

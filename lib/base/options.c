@@ -29,7 +29,7 @@ struct uvm_option {
 	bool pages;               /* a count of pages: no K/M/G/T suffix */
 };
 
-static const char *const thp_words[] = { "never", "huge-only", "always", NULL };
+static const char *const thp_words[] = { "never", "huge-only", "always", "auto", NULL };
 static const char *const stats_words[] = { "0", "1", "json", NULL };
 static const char *const unwind_words[] = { "auto", "libgcc", NULL };
 
@@ -46,8 +46,10 @@ static const struct uvm_option table[OPT__COUNT] = {
 	[OPT_PCP] = { "UVM_PCP", 1, 0, 1, "1 = per-thread caches of freed, still backed areas (bins and order lists); 0 = every free goes to the node" },
 	[OPT_PCP_HIGH] = { "UVM_PCP_HIGH", 4LL << 30, 0, 1LL << 40,
 			   "most bytes one thread's cache may grow to (its high watermark adapts between 4M and this)", .live = true },
-	[OPT_THP] = { "UVM_THP", 2, 0, 2,
-		      "transparent huge pages: always = every area of 2M or more, huge-only = uvm_vmalloc_huge areas of 2M or more, never",
+	[OPT_THP] = { "UVM_THP", THP_AUTO, 0, THP_AUTO,
+		      "transparent huge pages: always = every area of 2M or more, and slabs cut from 2M huge pages; auto = the same while "
+		      "a huge page's first touch, timed as the program runs, costs less than its 512 small pages'; "
+		      "huge-only = uvm_vmalloc_huge areas of 2M or more; never",
 		      thp_words },
 	[OPT_HUGETLB] = { "UVM_HUGETLB", 0, 0, 1,
 			  "1 = back the 2M-aligned body of huge areas with the kernel's hugetlb pool (libhugetlbfs, opened then), THP when it is empty" },

@@ -27,7 +27,7 @@ enum uvm_option_id {
 	OPT__COUNT
 };
 
-enum thp_mode { THP_NEVER, THP_HUGE_ONLY, THP_ALWAYS };
+enum thp_mode { THP_NEVER, THP_HUGE_ONLY, THP_ALWAYS, THP_AUTO };
 enum stats_mode { STATS_OFF, STATS_TEXT_MODE, STATS_JSON };
 enum prof_unwind { UNWIND_AUTO, UNWIND_LIBGCC };
 

@@ -26,6 +26,7 @@
 #include "arena.h"
 #include "heap.h"
 #include "huge.h"
+#include "thp.h"
 #include "meta.h"
 #include "numa_node.h"
 #include "options.h"
@@ -63,7 +64,8 @@ static int tree_alloc(unsigned nid, unsigned zone, struct vmap_area *va, size_t 
 }
 
 /* A fresh range from the free tree: unbacked, so its huge body or its population is decided now. */
-static struct vmap_area *alloc_fresh(unsigned nid, unsigned owner, size_t size, size_t align, bool huge, int *err)
+static struct vmap_area *alloc_fresh(unsigned nid, unsigned owner, size_t size, size_t align, enum huge_kind huge,
+				      bool *time_first, int *err)
 {
 	struct vmap_area *va = meta_va_alloc();
 
@@ -80,7 +82,7 @@ static struct vmap_area *alloc_fresh(unsigned nid, unsigned owner, size_t size, 
 	va->flags = 0;
 	va_set_nid(va, nid);
 	if (huge)
-		huge_back(va);
+		*time_first = huge_back(va, huge);
 	if (option(OPT_POPULATE))
 		os_populate(va->va_start, area_usable(va));
 	guard_install(va->va_end - UVM_PAGE_SIZE);
@@ -102,13 +104,13 @@ static struct vmap_area *alloc_fresh(unsigned nid, unsigned owner, size_t size, 
  * backed; docs/measurements.md), and a huge page moved off its alignment
  * is split first.  The gap that leaves (under 2 MiB a donor) is fresh.
  */
-static void reuse_pages(struct vmap_area *va, struct list_head *donors)
+static size_t reuse_pages(struct vmap_area *va, struct list_head *donors)
 {
 	size_t end = area_usable(va); /* [0, end) of the block is still to fill, from the end down */
 	struct vmap_area *d;
 
 	if (va->flags & VA_HUGETLB)
-		return;
+		return end;
 	/* From the end: a realloc's move fills the block's start with the old block's pages (area_copy). */
 	list_for_each_entry(d, donors, list) { /* largest first, none hugetlb: pcp_take_smaller's order */
 		size_t lag = (d->va_start - va->va_start) & (HUGE_SIZE - 1), n = area_usable(d) < end ? area_usable(d) : end, to;
@@ -122,6 +124,20 @@ static void reuse_pages(struct vmap_area *va, struct list_head *donors)
 			break;
 		end = to;
 	}
+	return end;
+}
+
+/*
+ * UVM_THP=auto times the first huge page of a fresh huge area that
+ * huge_back picked: the program's first touch would fault it whole anyway.
+ * Not where donors' pages (fresh is what they left at the start) or
+ * UVM_POPULATE filled it.  A realloc's move then finds it backed and
+ * copies (area_copy): huge_back picks few areas while huge pages pay.
+ */
+static void time_first_huge(struct vmap_area *va, bool wanted, size_t fresh)
+{
+	if (wanted && fresh >= HUGE_SIZE && !option(OPT_POPULATE))
+		thp_touch(va->va_start);
 }
 
 /* va, from a pool or the free tree, into its owner's busy tree as h's (the heap its frees feed). */
@@ -187,9 +203,10 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 {
 	unsigned nid = node < 0 ? numa_local() : (unsigned)node;
 	size_t size = usable + UVM_PAGE_SIZE, pages = size >> UVM_PAGE_SHIFT;
-	bool huge = huge_wanted(usable, huge_api);
+	enum huge_kind huge = huge_wanted(usable, huge_api);
 	unsigned owner = vn_owner_id();
 	struct vmap_area *va = NULL;
+	bool time_first = false;
 	LIST_HEAD(donors);
 
 	if (h && node < 0)
@@ -217,8 +234,8 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 		purge_now(0);
 	if (h && pages >= PCP_LARGE_PAGES)
 		pcp_take_smaller(h, pages, &donors);
-	if ((va = alloc_fresh(nid, owner, size, align, huge, err)))
-		reuse_pages(va, &donors);
+	if ((va = alloc_fresh(nid, owner, size, align, huge, &time_first, err)))
+		time_first_huge(va, time_first, reuse_pages(va, &donors));
 	purge_free_lazily(&donors); /* unbacked now, unless they could not move */
 	if (!va)
 		return NULL;
@@ -231,24 +248,28 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 /*
  * A fresh 2 MiB-aligned range into h's cache whole (an order list's area),
  * backed by one huge page, for slabs to be cut from: one fault where pages
- * faulted one by one cost this guest 11 us each (machine-facts).  The huge
+ * faulted one by one cost this guest 11 us each (machine-facts); under
+ * UVM_THP=auto while huge pages pay, the fault timed for its verdict.  The huge
  * page is faulted in under MADV_HUGEPAGE, which then goes: the range's VMA
  * merges with its region again, however its pieces are given back later
  * (a piece purged under the advice split the VMA around it), and
  * khugepaged, which leaves NOHUGEPAGE ranges alone, never fills a purged
- * piece's hole again.  The first page is the next slab's anyway.
+ * piece's hole again.  The first page is the next slab's anyway.  bytes:
+ * the slab's, which alone gets small pages when huge ones do not pay.
  */
-static bool stock_huge(struct heap *h, unsigned nid)
+static bool stock_huge(struct heap *h, unsigned nid, size_t bytes)
 {
+	enum huge_kind kind = huge_wanted(HUGE_SIZE, false);
 	unsigned owner = vn_owner_id();
 	struct vmap_area *va;
+	bool unused;
 	int err;
 
-	if (!huge_wanted(HUGE_SIZE, false) || (HUGE_SIZE >> UVM_PAGE_SHIFT) + 1 > uvm__pcp_high_max ||
-	    !(va = alloc_fresh(nid, owner, HUGE_SIZE + UVM_PAGE_SIZE, HUGE_SIZE, false, &err)))
+	if (kind == HUGE_NONE || (HUGE_SIZE >> UVM_PAGE_SHIFT) + 1 > uvm__pcp_high_max || (kind == HUGE_IF_PAYS && thp_pays(bytes) == TRY_NONE) ||
+	    !(va = alloc_fresh(nid, owner, HUGE_SIZE + UVM_PAGE_SIZE, HUGE_SIZE, HUGE_NONE, &unused, &err)))
 		return false;
 	if (!os_hugepage(va->va_start, HUGE_SIZE, 1)) {
-		*(volatile char *)va->va_start = 0;
+		huge_touch(va->va_start, kind);
 		os_hugepage(va->va_start, HUGE_SIZE, 0);
 	}
 	va->flags |= VA_DENSE;
@@ -275,7 +296,7 @@ struct vmap_area *area_alloc_stocked(struct heap *h, size_t usable, size_t align
 	 */
 	if (!va)
 		va = pool_take(h, nid, vn_owner_id(), pages, align);
-	if (!va && stock_huge(h, nid))
+	if (!va && stock_huge(h, nid, pages << UVM_PAGE_SHIFT))
 		va = cache_take(h, nid, pages, align);
 	if (!va)
 		return NULL;

@@ -177,7 +177,8 @@ static inline struct vmap_area *area_alloc(size_t usable, size_t align, int node
  * A live area of usable bytes aligned to align from h's cache, which takes
  * a fresh huge page in when it has none: for a thread that makes many areas
  * of one size (slabs, slab.h's SLAB_HUGE_AFTER).  NULL when the cache has
- * none and no huge page could be had (THP off, UVM_THP other than always);
+ * none and no huge page could be had (THP off, UVM_THP huge-only or never,
+ * or auto while huge pages do not pay);
  * the caller then takes area_alloc's way.  The area may hold old data.
  */
 struct vmap_area *area_alloc_stocked(struct heap *h, size_t usable, size_t align);

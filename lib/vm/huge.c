@@ -4,7 +4,8 @@
  * Userspace difference: the kernel maps a PMD per 2 MiB of the body; here
  * the body's VMA gets MADV_HUGEPAGE before any page is touched, so the first
  * touch of each 2 MiB faults one huge page (machine-facts: ~30x cheaper per
- * byte than 4 KiB faults).  Regions are MADV_NOHUGEPAGE as a whole
+ * byte than 4 KiB faults; where a host makes it dearer, UVM_THP=auto,
+ * thp.c, sees it and leaves areas small).  Regions are MADV_NOHUGEPAGE as a whole
  * (arena.c), so only bodies get huge pages, and a body given back flips to
  * NOHUGEPAGE again: its VMA merges with the region around it, and the count
  * of VMAs stays at two or three per live huge area, far from
@@ -26,6 +27,7 @@
 
 #include "options.h"
 #include "os.h"
+#include "thp.h"
 
 #define HUGETLB_SYSFS "/sys/kernel/mm/hugepages/hugepages-2048kB/"
 
@@ -60,16 +62,18 @@ void huge_init(void)
 {
 	huge.thp = (enum thp_mode)option(OPT_THP);
 	huge.hugetlb = option(OPT_HUGETLB) && hugetlb_2m_supported();
-	uvm__huge_api_align = huge_wanted(0, true) ? HUGE_SIZE : UVM_PAGE_SIZE;
+	uvm__huge_api_align = huge_wanted(0, true) != HUGE_NONE ? HUGE_SIZE : UVM_PAGE_SIZE;
 }
 
-bool huge_wanted(size_t usable, bool huge_api)
+enum huge_kind huge_wanted(size_t usable, bool huge_api)
 {
-	if (huge.hugetlb && (huge_api || usable >= HUGE_SIZE))
-		return true;
-	if (huge.thp == THP_NEVER)
-		return false;
-	return huge_api || (huge.thp == THP_ALWAYS && usable >= HUGE_SIZE);
+	if (huge_api)
+		return huge.thp == THP_NEVER && !huge.hugetlb ? HUGE_NONE : HUGE_ASKED;
+	if (usable < HUGE_SIZE)
+		return HUGE_NONE;
+	if (huge.hugetlb || huge.thp == THP_ALWAYS)
+		return HUGE_ASKED;
+	return huge.thp == THP_AUTO ? HUGE_IF_PAYS : HUGE_NONE;
 }
 
 void huge_body(const struct vmap_area *va, uintptr_t *start, uintptr_t *end)
@@ -105,19 +109,34 @@ long huge_pool_free(void)
 	return free_pages < 0 || resv < 0 ? 0 : free_pages - resv;
 }
 
-void huge_back(struct vmap_area *va)
+bool huge_back(struct vmap_area *va, enum huge_kind kind)
 {
+	enum thp_try t = TRY_ALL;
 	uintptr_t start, end;
 
 	huge_body(va, &start, &end);
 	if (start == end || (huge.thp == THP_NEVER && !huge.hugetlb))
-		return;
+		return false;
 	if (huge.hugetlb && huge_pool_free() >= (long)((end - start) / HUGE_SIZE) && !os_remap_hugetlb(start, end - start)) {
 		va->flags |= VA_HUGETLB;
-		return;
+		return false;
 	}
-	if (huge.thp != THP_NEVER && !os_hugepage(start, end - start, 1))
-		va->flags |= VA_HUGE;
+	if (huge.thp == THP_NEVER || (kind == HUGE_IF_PAYS && (t = thp_pays(end - start)) == TRY_NONE))
+		return false;
+	if (t == TRY_ONE)
+		end = start + HUGE_SIZE; /* a look: one huge page, whatever the area's size */
+	if (os_hugepage(start, end - start, 1))
+		return false;
+	va->flags |= VA_HUGE;
+	return kind == HUGE_IF_PAYS && (t == TRY_ONE || thp_time_due(end - start));
+}
+
+void huge_touch(uintptr_t addr, enum huge_kind kind)
+{
+	if (kind == HUGE_IF_PAYS)
+		thp_touch(addr);
+	else
+		*(volatile char *)addr = 0;
 }
 
 void huge_unback(struct vmap_area *va)

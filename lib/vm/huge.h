@@ -19,12 +19,20 @@
 
 /* Read UVM_THP and UVM_HUGETLB; ask libhugetlbfs whether 2 MiB hugetlb pages exist. */
 void huge_init(void);
-/* Whether an area of usable bytes gets huge pages: always for uvm_vmalloc_huge (unless never; api.c sends it only areas of 2 MiB or more), by UVM_THP otherwise. */
-bool huge_wanted(size_t usable, bool huge_api);
+/* Whether an area gets huge pages: asked (uvm_vmalloc_huge, UVM_THP=always, hugetlb), if they pay (auto), or not. */
+enum huge_kind { HUGE_NONE, HUGE_IF_PAYS, HUGE_ASKED };
+/* The kind for an area of usable bytes: uvm_vmalloc_huge's are asked unless never (api.c sends it only areas of 2 MiB or more), the others by UVM_THP. */
+enum huge_kind huge_wanted(size_t usable, bool huge_api);
 /* The start alignment of a uvm_vmalloc_huge area (2 MiB or more): HUGE_SIZE, or a page where huge pages are off. */
 extern uvm_hidden size_t uvm__huge_api_align;
-/* Give the fresh area va (aligned to HUGE_SIZE) its huge body, setting VA_HUGE or VA_HUGETLB. */
-void huge_back(struct vmap_area *va);
+/*
+ * Give the fresh area va (aligned to HUGE_SIZE) its huge body, setting
+ * VA_HUGE or VA_HUGETLB; an if-pays kind asks thp.c first.  True when
+ * thp.c wants the body's first huge page touched and timed.
+ */
+bool huge_back(struct vmap_area *va, enum huge_kind kind);
+/* The first touch of the huge page at addr, timed into UVM_THP=auto's verdict for an if-pays kind. */
+void huge_touch(uintptr_t addr, enum huge_kind kind);
 /* The body of va: [*start, *end), empty when the area holds no full 2 MiB. */
 void huge_body(const struct vmap_area *va, uintptr_t *start, uintptr_t *end);
 /* Before the pages of a run are given back: hugetlb bodies become plain pages again. */

@@ -1464,7 +1464,10 @@ static size_t resident(const void *p, size_t bytes)
  * a realloc moves the old block's pages) are resident before it is touched
  * and hold the old bytes; a calloc'd block so made is zero.
  */
-Test(pcp, a_large_miss_reuses_the_smaller_blocks_pages)
+static void thp_always(void) { setenv("UVM_THP", "always", 1); }
+
+/* (UVM_THP=auto may touch and time a fresh block's first huge page: always, whose huge pages these are, does not.) */
+Test(pcp, a_large_miss_reuses_the_smaller_blocks_pages, .init = thp_always)
 {
 	char *a = uvm_vmalloc(3 << 20), *b;
 

@@ -1104,6 +1104,9 @@ Test(slab, slabs_fill_whole_chunks_side_by_side)
 
 enum { PAST_HUGE = (int)((SLAB_HUGE_AFTER + (4u << 20)) / 1024) }; /* 1 KiB objects: 4 MiB past SLAB_HUGE_AFTER */
 
+/* Huge pages whatever UVM_THP=auto would judge of this host: the tests below look at them. */
+static void thp_always(void) { setenv("UVM_THP", "always", 1); }
+
 /* PAST_HUGE objects of 1 KiB, each written, into an array of their own (an area: no slab of theirs). */
 static char **carve_past_huge(void)
 {
@@ -1137,7 +1140,7 @@ static bool dense_slab(const void *obj)
  * a page left in the cache serves slabs only: an area cut from it would
  * hold its guard page resident.
  */
-Test(slab, slabs_past_huge_after_are_cut_from_huge_pages)
+Test(slab, slabs_past_huge_after_are_cut_from_huge_pages, .init = thp_always)
 {
 	char **p = carve_past_huge(), *small;
 	struct vma_info vi;
@@ -1164,7 +1167,7 @@ Test(slab, slabs_past_huge_after_are_cut_from_huge_pages)
  * drain its cache between rounds stocked 81 huge pages where the pools
  * held the pieces it had given up.
  */
-Test(slab, past_huge_after_a_pooled_area_comes_before_a_fresh_huge_page)
+Test(slab, past_huge_after_a_pooled_area_comes_before_a_fresh_huge_page, .init = thp_always)
 {
 	char **p = carve_past_huge();
 	struct slab *s = slab_of(p[PAST_HUGE - 200]), *next;
@@ -1211,7 +1214,7 @@ Test(slab, past_huge_after_a_pooled_area_comes_before_a_fresh_huge_page)
  * join a stock's piece at the next round's large miss, test_pcp's
  * a_slab_stocks_piece_joins_no_other_area.)
  */
-Test(slab, a_round_of_stocked_slabs_and_buffers_serves_the_next)
+Test(slab, a_round_of_stocked_slabs_and_buffers_serves_the_next, .init = thp_always)
 {
 	enum { OBJS = (int)((SLAB_HUGE_AFTER + (8u << 20)) / 1024), BUFS = 300 };
 	char **p = uvm_vmalloc(OBJS * sizeof(*p)), *buf[BUFS], *big;

@@ -1,6 +1,7 @@
 /*
  * tests/unit/vm/test_huge.c - huge bodies (lib/vm/huge.c): 2 MiB alignment, MADV_HUGEPAGE
- * on the body and small pages on the tail (seed 002), the UVM_THP modes,
+ * on the body and small pages on the tail (seed 002), the UVM_THP modes
+ * (auto's verdict itself in test_thp.c),
  * VMAs merging back after a purge, hugetlb pages from the pool and the
  * fallback to THP when the pool is empty.  Checked in /proc/self/smaps.
  */
@@ -9,6 +10,7 @@
 #include <fcntl.h>
 
 #include "huge.h"
+#include "thp.h"
 #include "uvmalloc.h"
 
 #define MiB ((size_t)1 << 20)
@@ -87,12 +89,51 @@ Test(huge, small_huge_area_is_a_plain_one)
 	uvm_vfree(r);
 }
 
-/* UVM_THP=always (the default): every area of 2 MiB or more is huge, through any function. */
-Test(huge, always_makes_large_vmalloc_huge)
+static void always(void) { setenv("UVM_THP", "always", 1); }
+
+/* UVM_THP=always: every area of 2 MiB or more is huge, through any function. */
+Test(huge, always_makes_large_vmalloc_huge, .init = always)
 {
 	char *p = uvm_vmalloc(3 * MiB);
 
 	expect_huge_body(p, 2 * MiB);
+	uvm_vfree(p);
+}
+
+/*
+ * UVM_THP=auto (the default) while huge pages do not pay (dear samples fed
+ * in): a fresh 8 MiB area gets small pages, counted as declined; once they
+ * pay, areas of 3 MiB get their huge bodies of 2 MiB, and the one that
+ * crosses 16 MiB of them has its first page touched and timed.
+ */
+Test(huge, auto_leaves_areas_small_while_huge_pages_do_not_pay)
+{
+	struct thp_stats st;
+	struct vma_info vi;
+	uint64_t samples;
+	char *p, *q[8];
+
+	for (int i = 0; i < 10; i++)
+		thp_sample(1000000000u); /* explore at 64: no look before 128 MiB of candidates */
+	cr_assert_not_null(p = uvm_vmalloc(8 * MiB));
+	cr_assert(vma_of(p, &vi));
+	cr_assert_not(vma_has_flag(&vi, "hg"), "an area got huge pages that do not pay: %s", vi.flags);
+	thp_stats(&st);
+	cr_assert_geq(st.declined, 6 * MiB, "the area's body was not counted as declined");
+	while (st.small) {
+		thp_sample(1);
+		thp_stats(&st);
+	}
+	samples = st.samples;
+	for (int i = 0; i < 8; i++) { /* fresh: all live, and p holds the only area the cache could give */
+		cr_assert_not_null(q[i] = uvm_vmalloc(3 * MiB));
+		expect_huge_body(q[i], 2 * MiB);
+		thp_stats(&st);
+		cr_assert_eq(st.samples, samples + (i == 7), "area %d: %llu first touches timed, not one per 16 MiB of bodies",
+			     i, (unsigned long long)(st.samples - samples));
+	}
+	for (int i = 0; i < 8; i++)
+		uvm_vfree(q[i]);
 	uvm_vfree(p);
 }
 
