@@ -166,6 +166,16 @@ struct uvm_descriptor {
 	 * it.
 	 */
 	uint64_t slab_owner;
+
+	/*
+	 * Appended later (0: not described): UVM_THP plus one (never 1,
+	 * huge-only 2, always 3, auto 4), and the addresses of auto's verdict
+	 * (uint64_t each): the running means of a huge page's first touch and
+	 * of a small page's, in nanoseconds (0: none timed yet), the huge first
+	 * touches timed, the bytes of candidates given small pages, and 1
+	 * while huge pages do not pay.
+	 */
+	uint64_t thp_mode, thp_huge_ns, thp_small_ns, thp_samples, thp_declined, thp_small;
 };
 
 #endif

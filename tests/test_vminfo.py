@@ -172,6 +172,30 @@ class Areas(unittest.TestCase):
                 self.assertEqual(rc, 2, bad)
                 self.assertIn("--watch takes a number of seconds", err)
 
+    def test_huge_page_mode_and_verdict(self):
+        """UVM_THP and auto's verdict: a mode that judges nothing says so; under auto, eight fresh areas of 3 MiB
+        have one first touch timed (the one that crosses 16 MiB of huge bodies), with both means read."""
+        with Target(env={"UVM_THP": "never"}) as t:
+            rc, out, err = vminfo("--json", t.p.pid)
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(json.loads(out)["summary"]["thp"]["mode"], "never")
+            rc, out, err = vminfo("--summary", t.p.pid)
+            self.assertIn("huge pages    UVM_THP=never\n", out)
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            if "[never]" in f.read():
+                self.skipTest("transparent huge pages are off on this kernel: nothing to time")
+        with Target("huge", env={"UVM_THP": "auto"}) as t:
+            rc, out, err = vminfo("--json", t.p.pid)
+            self.assertEqual(rc, 0, err)
+            h = json.loads(out)["summary"]["thp"]
+            self.assertEqual((h["mode"], h["samples"]), ("auto", 1), h)
+            self.assertGreater(h["huge_ns"], 0)
+            self.assertGreater(h["small_ns"], 0)
+            self.assertIsInstance(h["pays"], bool)
+            rc, out, err = vminfo("--summary", t.p.pid)
+            self.assertRegex(out, r"huge pages    UVM_THP=auto: they (do not )?pay \(first touch [0-9.]+ us, running mean "
+                             r"of 1 timed; 512 small pages [0-9.]+ us\); [0-9.]+ [KMG]?i?B of candidates got small pages")
+
 
 class Errors(unittest.TestCase):
     def test_no_such_process(self):

@@ -19,6 +19,9 @@
  *   orphans: a thread allocates ORPHAN_OBJECTS of 96 bytes (two slabs) and
  *            exits, leaving them orphaned; every tenth is then freed here
  *            (home to its orphan, waiting there), and it waits;
+ *   huge:    HUGE_AREAS areas of 3 MiB, each written, so that under
+ *            UVM_THP=auto the one that crosses 16 MiB of huge bodies has its
+ *            first touch timed, and waits;
  *   corrupt: holds areas in the busy, lazy and free structures, then for
  *            each line "c KIND SEED" overwrites one word of its own
  *            allocator state that SEED picks, "r" puts it back; it answers
@@ -474,6 +477,23 @@ static void orphans(void)
 	wait_for_stdin();
 }
 
+enum { HUGE_AREAS = 8 };
+
+static void huge_areas(void)
+{
+	static char *p[HUGE_AREAS];
+
+	for (int i = 0; i < HUGE_AREAS; i++) {
+		if (!(p[i] = uvm_vmalloc(3 << 20)))
+			abort();
+		memset(p[i], 1, 3 << 20);
+	}
+	printf("huge areas=%d\n", HUGE_AREAS);
+	printf("ready\n");
+	fflush(stdout);
+	wait_for_stdin();
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "areas";
@@ -490,6 +510,8 @@ int main(int argc, char **argv)
 		orphans();
 	else if (!strcmp(mode, "holes"))
 		holes();
+	else if (!strcmp(mode, "huge"))
+		huge_areas();
 	else if (!strcmp(mode, "spans"))
 		spans();
 	else if (!strcmp(mode, "idle")) {

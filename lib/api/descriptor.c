@@ -10,6 +10,7 @@
 
 #include "arena.h"
 #include "heap.h"
+#include "huge.h"
 #include "meta.h"
 #include "os.h"
 #include "pcp.h"
@@ -54,6 +55,7 @@ void descriptor_init(void)
 	slab_describe(d);
 	meta_describe(d);
 	prof_describe(d);
+	huge_describe(d);
 	d->trace_sample = (uintptr_t)&uvm__trace_sample;
 	__atomic_store_n(&d->ready, 1, __ATOMIC_RELEASE);
 }

@@ -28,6 +28,7 @@
 #include "options.h"
 #include "os.h"
 #include "thp.h"
+#include "uvmalloc-descriptor.h"
 
 #define HUGETLB_SYSFS "/sys/kernel/mm/hugepages/hugepages-2048kB/"
 
@@ -57,6 +58,12 @@ static bool hugetlb_2m_supported(void)
 }
 
 size_t uvm__huge_api_align = UVM_PAGE_SIZE;
+
+void huge_describe(struct uvm_descriptor *d)
+{
+	d->thp_mode = (uint64_t)huge.thp + 1;
+	thp_describe(d);
+}
 
 void huge_init(void)
 {

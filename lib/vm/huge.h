@@ -37,6 +37,9 @@ void huge_touch(uintptr_t addr, enum huge_kind kind);
 void huge_body(const struct vmap_area *va, uintptr_t *start, uintptr_t *end);
 /* Before the pages of a run are given back: hugetlb bodies become plain pages again. */
 void huge_unback(struct vmap_area *va);
+/* Its part of the exported descriptor: the UVM_THP mode and auto's verdict (thp.c). */
+struct uvm_descriptor;
+void huge_describe(struct uvm_descriptor *d);
 /* Hugetlb pages free in the pool for us (free minus reserved), from sysfs. */
 long huge_pool_free(void);
 

@@ -36,6 +36,7 @@
 #include <time.h>
 
 #include "os.h"
+#include "uvmalloc-descriptor.h"
 #include "util.h"
 
 #define PROBE_PAGES 4
@@ -48,12 +49,12 @@
 static struct {
 	_Atomic uint64_t huge_ns;  /* running mean of a huge page's first touch; 0: none yet */
 	_Atomic uint64_t small_ns; /* of a small page's, from the probe; 0: none yet */
-	atomic_uint samples;       /* huge first touches timed */
+	_Atomic uint64_t samples;  /* huge first touches timed */
 	_Atomic uint64_t candidates; /* bytes of the candidates seen while huge pages did not pay */
 	_Atomic uint64_t declined;   /* of those that got small pages */
 	atomic_uint explore;         /* one huge page per explore huge pages' worth of candidates, while they do not pay */
 	_Atomic uint64_t area_bytes; /* huge area bodies given while huge pages pay */
-	atomic_bool small;         /* the verdict: huge pages cost more than small ones */
+	_Atomic uint64_t small;    /* the verdict, 0 or 1: huge pages cost more than small ones */
 	_Atomic(char *) probe;
 } thp = { .explore = EXPLORE_MIN };
 
@@ -108,7 +109,7 @@ bool thp_judge(uint64_t huge_ns, uint64_t small_ns) { return huge_ns > SMALL_PER
 
 void thp_sample(uint64_t ns)
 {
-	unsigned n = atomic_fetch_add_explicit(&thp.samples, 1, memory_order_relaxed);
+	uint64_t n = atomic_fetch_add_explicit(&thp.samples, 1, memory_order_relaxed);
 
 	mean_in(&thp.huge_ns, ns);
 	if (n % PROBE_EVERY == 0 || !LOAD(thp.small_ns))
@@ -159,4 +160,13 @@ void thp_stats(struct thp_stats *st)
 	st->samples = LOAD(thp.samples);
 	st->declined = LOAD(thp.declined);
 	st->small = LOAD(thp.small);
+}
+
+void thp_describe(struct uvm_descriptor *d)
+{
+	d->thp_huge_ns = (uintptr_t)&thp.huge_ns;
+	d->thp_small_ns = (uintptr_t)&thp.small_ns;
+	d->thp_samples = (uintptr_t)&thp.samples;
+	d->thp_declined = (uintptr_t)&thp.declined;
+	d->thp_small = (uintptr_t)&thp.small;
 }

@@ -30,5 +30,8 @@ struct thp_stats {
 	bool small;        /* the verdict now */
 };
 void thp_stats(struct thp_stats *st);
+/* Its part of the exported descriptor (descriptor.c): where the verdict's counters are. */
+struct uvm_descriptor;
+void thp_describe(struct uvm_descriptor *d);
 
 #endif

@@ -191,6 +191,7 @@ static enum target_err check_descriptor(const struct uvm_descriptor *d)
 	NEED(!d->va_span_end || fits(d->va_span_end, 8, vs), "va_span_end lies outside va_size");
 	NEED(!d->region_map || fits(d->region_map, 8, d->region_size), "region_map lies outside region_size");
 	NEED(d->va_nid_shift < 32, "va_nid_shift out of range");
+	NEED(d->thp_mode <= 4, "thp_mode out of range");
 	NEED(!d->prof_stack_size ||
 		     (d->prof_depth <= 4096 && fits(d->prof_hash, 8, d->prof_stack_size) &&
 		      fits(d->prof_depth_off, 4, d->prof_stack_size) && fits(d->prof_bytes, 8, d->prof_stack_size) &&

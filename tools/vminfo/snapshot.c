@@ -614,6 +614,12 @@ static enum target_err read_counters(const struct target *t, struct snapshot *s)
 	    (e = target_u64(t, d->os_other, &s->other_calls)) || (e = target_u64(t, d->purges, &s->purges)) ||
 	    (e = target_u64(t, d->purged_bytes, &s->purged_bytes)) || (e = target_u64(t, d->slabs, &s->slabs)))
 		return e == T_TORN ? target_corrupt("a counter cannot be read") : e;
+	if (d->thp_mode &&
+	    ((e = target_u64(t, d->thp_huge_ns, &s->thp_huge_ns)) || (e = target_u64(t, d->thp_small_ns, &s->thp_small_ns)) ||
+	     (e = target_u64(t, d->thp_samples, &s->thp_samples)) || (e = target_u64(t, d->thp_declined, &s->thp_declined)) ||
+	     (e = target_u64(t, d->thp_small, &s->thp_small))))
+		return e == T_TORN ? target_corrupt("the huge-page verdict cannot be read") : e;
+	s->thp_mode = (unsigned)d->thp_mode;
 	return read_caches(t, s);
 }
 

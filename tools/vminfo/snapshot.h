@@ -67,6 +67,9 @@ struct snapshot {
 	/* Live areas' page rounding: usable bytes over the sizes asked for (a library that keeps the size) */
 	int have_rounding;
 	uint64_t rounding_bytes;
+	/* UVM_THP (0: the library does not say; never 1, huge-only 2, always 3, auto 4) and auto's verdict */
+	unsigned thp_mode;
+	uint64_t thp_huge_ns, thp_small_ns, thp_samples, thp_declined, thp_small;
 };
 
 /* The region holding [start, end), or NULL: regions are sorted and disjoint (a binary search). */

@@ -342,6 +342,23 @@ static const char *sz(uint64_t v, bool exact)
 	return size_text(pool[next++ % 24], v, exact);
 }
 
+static const char *const thp_modes[] = { "never", "huge-only", "always", "auto" };
+
+/* UVM_THP, and under auto whether huge pages pay and what the verdict rests on. */
+static void print_thp(const struct snapshot *s, bool exact)
+{
+	if (!s->thp_mode)
+		return;
+	printf("  huge pages    UVM_THP=%s", thp_modes[s->thp_mode - 1]);
+	if (s->thp_mode == 4 && !s->thp_samples)
+		printf(": none timed yet, so they pay");
+	else if (s->thp_mode == 4)
+		printf(": they %s (first touch %.1f us, running mean of %llu timed; 512 small pages %.1f us); "
+		       "%s of candidates got small pages", s->thp_small ? "do not pay" : "pay", (double)s->thp_huge_ns / 1e3,
+		       (unsigned long long)s->thp_samples, (double)s->thp_small_ns * 512 / 1e3, sz(s->thp_declined, exact));
+	printf("\n");
+}
+
 static void print_summary(const struct snapshot *s, const struct summary *m, bool exact)
 {
 	typedef unsigned long long ull;
@@ -376,6 +393,7 @@ static void print_summary(const struct snapshot *s, const struct summary *m, boo
 	if (s->have_metadata)
 		printf("  metadata      %12s outside the regions (thread heaps, area objects, page maps)\n",
 		       sz(s->metadata_bytes, exact));
+	print_thp(s, exact);
 	if (!s->nclasses)
 		return;
 	printf("slabs by size class (from their headers; orphans: their threads exited; of the free objects, those\n"
@@ -481,6 +499,13 @@ static void print_json(const struct target *t, const struct snapshot *s, struct 
 	       (unsigned long long)s->slabs_unread);
 	json_known("metadata_bytes", s->have_metadata, s->metadata_bytes);
 	json_known("rounding_bytes", s->have_rounding, s->rounding_bytes);
+	if (s->thp_mode)
+		printf(",\"thp\":{\"mode\":\"%s\",\"pays\":%s,\"huge_ns\":%llu,\"small_ns\":%llu,\"samples\":%llu,"
+		       "\"declined_bytes\":%llu}", thp_modes[s->thp_mode - 1], s->thp_small ? "false" : "true",
+		       (unsigned long long)s->thp_huge_ns, (unsigned long long)s->thp_small_ns,
+		       (unsigned long long)s->thp_samples, (unsigned long long)s->thp_declined);
+	else
+		printf(",\"thp\":null");
 	printf(",\"classes\":[");
 	for (unsigned i = 0; i < s->nclasses; i++) {
 		const struct slab_class *k = &s->classes[i];
