@@ -488,7 +488,7 @@ static int grow(struct vmap_area *va, uintptr_t new_end)
 	guard_remove(old_end - UVM_PAGE_SIZE);
 	vn_busy_resize(va, new_end);
 	huge_body(va, &start, &end);
-	if ((va->flags & VA_HUGE) && end > old_end)
+	if ((va->flags & VA_HUGE) && end > old_end && huge_grow_pays())
 		os_hugepage(old_end, end - old_end, 1);
 	if (option(OPT_POPULATE))
 		os_populate(old_end, new_end - old_end - UVM_PAGE_SIZE);

@@ -138,6 +138,8 @@ bool huge_back(struct vmap_area *va, enum huge_kind kind)
 	return kind == HUGE_IF_PAYS && (t == TRY_ONE || thp_time_due(end - start));
 }
 
+bool huge_grow_pays(void) { return huge.thp != THP_AUTO || thp_huge_now(); }
+
 void huge_touch(uintptr_t addr, enum huge_kind kind)
 {
 	if (kind == HUGE_IF_PAYS)

@@ -31,6 +31,8 @@ extern uvm_hidden size_t uvm__huge_api_align;
  * thp.c wants the body's first huge page touched and timed.
  */
 bool huge_back(struct vmap_area *va, enum huge_kind kind);
+/* Whether a huge area's growth in place gets huge pages too: not under UVM_THP=auto while they do not pay. */
+bool huge_grow_pays(void);
 /* The first touch of the huge page at addr, timed into UVM_THP=auto's verdict for an if-pays kind. */
 void huge_touch(uintptr_t addr, enum huge_kind kind);
 /* The body of va: [*start, *end), empty when the area holds no full 2 MiB. */

@@ -132,6 +132,8 @@ void thp_touch(uintptr_t addr)
 	thp_sample(now_ns() - t);
 }
 
+bool thp_huge_now(void) { return !LOAD(thp.small); }
+
 enum thp_try thp_pays(size_t bytes)
 {
 	uint64_t n, every;

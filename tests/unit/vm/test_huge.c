@@ -137,6 +137,27 @@ Test(huge, auto_leaves_areas_small_while_huge_pages_do_not_pay)
 	uvm_vfree(p);
 }
 
+/*
+ * A huge area grown in place: the part of its new body past its old end
+ * gets huge pages while they pay, and small ones once they do not (auto).
+ */
+Test(huge, auto_grows_a_body_huge_only_while_huge_pages_pay)
+{
+	char *p = uvm_vmalloc(3 * MiB);
+	struct vma_info vi;
+
+	expect_huge_body(p, 2 * MiB);
+	cr_assert_eq(uvm_vrealloc(p, 5 * MiB), p, "the area did not grow in place");
+	cr_assert(vma_of(p + 3 * MiB + 4096, &vi));
+	cr_assert(vma_has_flag(&vi, "hg"), "the growth got no huge pages while they pay: %s", vi.flags);
+	for (int i = 0; i < 10; i++)
+		thp_sample(1000000000u);
+	cr_assert_eq(uvm_vrealloc(p, 9 * MiB), p, "the area did not grow in place");
+	cr_assert(vma_of(p + 5 * MiB + 4096, &vi));
+	cr_assert_not(vma_has_flag(&vi, "hg"), "the growth got huge pages that do not pay: %s", vi.flags);
+	uvm_vfree(p);
+}
+
 static void huge_only(void) { setenv("UVM_THP", "huge-only", 1); }
 
 Test(huge, huge_only_leaves_plain_vmalloc_small, .init = huge_only)
