@@ -26,13 +26,13 @@
 #include "arena.h"
 #include "heap.h"
 #include "huge.h"
-#include "thp.h"
 #include "meta.h"
 #include "numa_node.h"
 #include "options.h"
 #include "os.h"
 #include "pcp.h"
 #include "purge.h"
+#include "thp.h"
 #include "trace.h"
 #include "vnode.h"
 
@@ -249,8 +249,9 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
  * A fresh 2 MiB-aligned range into h's cache whole (an order list's area),
  * backed by one huge page, for slabs to be cut from: one fault where pages
  * faulted one by one cost this guest 11 us each (machine-facts); under
- * UVM_THP=auto while huge pages pay, the fault timed for its verdict.  The huge
- * page is faulted in under MADV_HUGEPAGE, which then goes: the range's VMA
+ * UVM_THP=auto, only while huge pages pay, and the fault is timed for the
+ * verdict.  The huge page is faulted in under MADV_HUGEPAGE, which then
+ * goes: the range's VMA
  * merges with its region again, however its pieces are given back later
  * (a piece purged under the advice split the VMA around it), and
  * khugepaged, which leaves NOHUGEPAGE ranges alone, never fills a purged
@@ -265,7 +266,8 @@ static bool stock_huge(struct heap *h, unsigned nid, size_t bytes)
 	bool unused;
 	int err;
 
-	if (kind == HUGE_NONE || (HUGE_SIZE >> UVM_PAGE_SHIFT) + 1 > uvm__pcp_high_max || (kind == HUGE_IF_PAYS && thp_pays(bytes) == TRY_NONE) ||
+	if (kind == HUGE_NONE || (HUGE_SIZE >> UVM_PAGE_SHIFT) + 1 > uvm__pcp_high_max ||
+	    (kind == HUGE_IF_PAYS && thp_pays(bytes) == TRY_NONE) ||
 	    !(va = alloc_fresh(nid, owner, HUGE_SIZE + UVM_PAGE_SIZE, HUGE_SIZE, HUGE_NONE, &unused, &err)))
 		return false;
 	if (!os_hugepage(va->va_start, HUGE_SIZE, 1)) {

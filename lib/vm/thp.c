@@ -21,9 +21,10 @@
  *  - while they do not, a candidate still gets one huge page (an area's
  *    first, whatever its size) once per `explore` huge pages' worth of
  *    candidates, to see whether they pay again (counted in bytes: a slab
- *    declined a stock is 64 KiB of it, an area its size); explore doubles, up to EXPLORE_MAX, after each huge page that
- *    did not pay by itself, so a host where they never pay wastes little,
- *    and falls back to EXPLORE_MIN after one that did.
+ *    declined a stock counts its 64 KiB, an area its body); explore
+ *    doubles, up to EXPLORE_MAX, after each huge page that did not pay by
+ *    itself, so a host where they never pay wastes little, and falls back
+ *    to EXPLORE_MIN after one that did.
  * The counters are shared by all threads with relaxed loads and stores: a
  * lost update costs one sample, and all of this runs beside a fault and a
  * system call, never on a hit.
@@ -44,18 +45,19 @@
 #define EXPLORE_MIN 8
 #define EXPLORE_MAX 64
 #define SMALL_PER_HUGE 512 /* 2 MiB in 4 KiB pages */
-#define TIME_EVERY_BYTES ((uint64_t)16 << 20)
+#define HUGE_BYTES ((uint64_t)SMALL_PER_HUGE * UVM_PAGE_SIZE)
+#define TIME_EVERY_BYTES (8 * HUGE_BYTES)
 
 static struct {
-	_Atomic uint64_t huge_ns;  /* running mean of a huge page's first touch; 0: none yet */
-	_Atomic uint64_t small_ns; /* of a small page's, from the probe; 0: none yet */
-	_Atomic uint64_t samples;  /* huge first touches timed */
+	_Atomic uint64_t huge_ns;    /* running mean of a huge page's first touch; 0: none yet */
+	_Atomic uint64_t small_ns;   /* of a small page's, from the probe; 0: none yet */
+	_Atomic uint64_t samples;    /* huge first touches timed */
+	_Atomic uint64_t small;      /* the verdict, 0 or 1: huge pages cost more than small ones */
 	_Atomic uint64_t candidates; /* bytes of the candidates seen while huge pages did not pay */
 	_Atomic uint64_t declined;   /* of those that got small pages */
 	atomic_uint explore;         /* one huge page per explore huge pages' worth of candidates, while they do not pay */
 	_Atomic uint64_t area_bytes; /* huge area bodies given while huge pages pay */
-	_Atomic uint64_t small;    /* the verdict, 0 or 1: huge pages cost more than small ones */
-	_Atomic(char *) probe;
+	_Atomic(char *) probe;       /* PROBE_PAGES small pages, mapped at the first probe */
 } thp = { .explore = EXPLORE_MIN };
 
 static uint64_t now_ns(void)
@@ -141,7 +143,7 @@ enum thp_try thp_pays(size_t bytes)
 	if (!LOAD(thp.small))
 		return TRY_ALL;
 	n = atomic_fetch_add_explicit(&thp.candidates, bytes, memory_order_relaxed);
-	every = (uint64_t)LOAD(thp.explore) << 21;
+	every = LOAD(thp.explore) * HUGE_BYTES;
 	if (n / every != (n + bytes) / every)
 		return TRY_ONE;
 	atomic_fetch_add_explicit(&thp.declined, bytes, memory_order_relaxed);
