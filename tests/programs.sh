@@ -80,7 +80,7 @@ else
 	echo "ok   a typo'd setting is named, refused values say what they take"
 fi
 
-# UVM_STATS=json: one JSON object at exit, its fragmentation figures consistent with its counters.
+# UVM_STATS=json: one JSON object at exit, its fragmentation figures consistent with its counters, UVM_THP=auto's verdict in it.
 if LD_PRELOAD=$preload UVM_STATS=json sort lines.txt > /dev/null 2> stats.json &&
    python3 -c '
 import json, sys
@@ -91,6 +91,9 @@ assert f["span_free_bytes"] <= f["span_bytes"] and f["span_largest_free"] <= f["
 assert f["overhead_bytes"] == max(f["resident_bytes"] - f["live_bytes"], 0), f
 assert f["requested_bytes"] <= f["handed_bytes"], f
 assert all(sum(c["occupancy"]) == c["slabs"] for c in f["classes"]), f["classes"]
+if "[never]" not in open("/sys/kernel/mm/transparent_hugepage/enabled").read():
+    t = d["thp"]  # the buffers of sort are huge areas: UVM_THP=auto timed the first page of one
+    assert t["samples"] >= 1 and t["huge_ns"] > 0 and t["small_ns"] > 0 and t["pays"] in (True, False), t
 ' stats.json; then
 	echo "ok   UVM_STATS=json parses and its figures agree"
 else
