@@ -594,12 +594,19 @@ static const unsigned large_pages[] = { 300, 500, 400 };
 enum { LARGE_ASKED = 350, LARGE_FIT = 2, LARGE_THREADS = 64 };
 static char *_Atomic exited_large[LARGE_THREADS][3];
 static atomic_uint nr_exited_large;
+static pthread_mutex_t placing = PTHREAD_MUTEX_INITIALIZER;
 
 /* Large areas written and freed, their addresses noted, and the exit once every thread of the test has them cached. */
 static void *cache_large_areas_then_exit_together(void *arg)
 {
 	unsigned me = atomic_fetch_add(&nr_exited_large, 1) % LARGE_THREADS;
 
+	/*
+	 * One thread at a time, so that no other thread's area lands between
+	 * an area and its fence: pooled, the two would join (a CI run under
+	 * load once took such a join for the best fit).
+	 */
+	pthread_mutex_lock(&placing);
 	for (unsigned k = 0; k < 3; k++) {
 		char *p = uvm_vmalloc((large_pages[k] - 1) * 4096);
 
@@ -608,6 +615,7 @@ static void *cache_large_areas_then_exit_together(void *arg)
 		exited_large[me][k] = p;
 		cr_assert_not_null(uvm_vmalloc(4096)); /* a fence, live to the end: pooled neighbours join (vnode.c's pool_merge) */
 	}
+	pthread_mutex_unlock(&placing);
 	for (unsigned k = 0; k < 3; k++)
 		uvm_vfree(exited_large[me][k]);
 	pthread_barrier_wait(&all_cached);
