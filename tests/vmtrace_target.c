@@ -1,7 +1,8 @@
 /*
  * tests/vmtrace_target.c - a workload with known counts for the vmtrace
  * test: small objects and areas, some areas kept so that the free tree
- * has holes after a purge, then its own uvm_stats as JSON on stdout.
+ * has holes after a purge, eight of 3 MiB (one huge-page verdict under
+ * UVM_THP=auto), then its own uvm_stats as JSON on stdout.
  * Nothing touches the allocator after that (stdio is glibc's here), so
  * the snapshot the library sends at exit must carry the same counters.
  * With --loop SECONDS it first allocates and frees for that long, printing
@@ -17,6 +18,8 @@
 
 #define OBJECTS 20000
 #define AREAS 200
+/* Fresh areas of 3 MiB, a 2 MiB huge body each: UVM_THP=auto times the one that crosses 16 MiB of bodies. */
+#define HUGE_AREAS 8
 
 #define FIELDS(X)                                                                                              \
 	X(busy_bytes) X(busy_count) X(cached_bytes) X(lazy_bytes) X(pooled_bytes) X(free_bytes) X(free_count) \
@@ -54,13 +57,16 @@ int main(int argc, char **argv)
 		uvm_free(obj[i]);
 	for (int i = 0; i < AREAS; i++)
 		area[i] = uvm_vmalloc((size_t)(1 + i % 7) * 16 * 4096);
+	for (int i = 0; i < HUGE_AREAS; i++) /* kept to the end */
+		if (!uvm_vmalloc(3 << 20))
+			abort();
 	/* Every other area freed and purged: holes between the live ones. */
 	for (int i = 0; i < AREAS; i += 2)
 		uvm_vfree(area[i]);
 	uvm_purge();
 	uvm_stats(&st);
 	uvm_frag_stats(&f, sizeof(f));
-	printf("{\"calls\":%d,", OBJECTS + AREAS); /* allocation calls, --loop not counted */
+	printf("{\"calls\":%d,", OBJECTS + AREAS + HUGE_AREAS); /* allocation calls, --loop not counted */
 	FIELDS(PRINT)
 	printf(",\"span\":{\"bytes\":%llu,\"free_bytes\":%llu,\"free_count\":%llu,\"largest_free\":%llu},"
 	       "\"slab_free_bytes\":%llu,\"requested_bytes\":%llu,\"handed_bytes\":%llu,\"metadata_bytes\":%llu}\n",

@@ -68,11 +68,24 @@ static uvm_noinline void *alloc_sampled(size_t size, size_t align, int zero, int
 	return p;
 }
 
-/* The profile's countdown ran out (prof.h). */
+/* uvm__alloc, timed and reported when this call is vmtrace's sample. */
+static inline void *alloc_counted(size_t size, size_t align, int zero, int node, bool huge, const void *caller)
+{
+	if (unlikely(trace_sample_due()))
+		return alloc_sampled(size, align, zero, node, huge, caller);
+	return uvm__alloc(size, align, zero, node, huge, caller);
+}
+
+/*
+ * The profile's countdown ran out (prof.h).  Not a sample (profiling off:
+ * the countdown runs out every PROF_RECHECK bytes all the same, and a
+ * thread's first call finds it out), the call is still vmtrace's to
+ * count: it went untimed, one sample lost per heap and per 64 MiB.
+ */
 static uvm_noinline void *alloc_profiled(size_t size, size_t align, int zero, int node, bool huge, const void *caller)
 {
 	if (!prof_take(uvm__heap, size))
-		return uvm__alloc(size, align, zero, node, huge, caller);
+		return alloc_counted(size, align, zero, node, huge, caller);
 	return prof_record(uvm__alloc(size, align, zero, node, huge, caller), size);
 }
 
@@ -82,9 +95,7 @@ static inline void *api_alloc(size_t size, size_t align, int zero, int node, boo
 
 	if (h && prof_due(h, size))
 		return alloc_profiled(size, align, zero, node, huge, caller);
-	if (unlikely(trace_sample_due()))
-		return alloc_sampled(size, align, zero, node, huge, caller);
-	return uvm__alloc(size, align, zero, node, huge, caller);
+	return alloc_counted(size, align, zero, node, huge, caller);
 }
 
 static uvm_noinline void *vmalloc_slow(size_t size, bool huge, const void *caller)

@@ -27,6 +27,7 @@ UVM_TRACE_DEFINE(slab_refill);
 UVM_TRACE_DEFINE(slab_release);
 UVM_TRACE_DEFINE(prof_alloc);
 UVM_TRACE_DEFINE(prof_free);
+UVM_TRACE_DEFINE(thp_verdict);
 
 /* Written by vmtrace --sample N (through the descriptor, which holds its address). */
 volatile unsigned uvm__trace_sample;

@@ -36,6 +36,9 @@
  *   prof_alloc(ptr, size, bytes, hash, depth, frames)  a heap profile's sample (prof.h): the bytes it stands
  *                                           for, its stack's hash, and its depth return addresses at frames
  *   prof_free(ptr)                          a sampled block freed
+ *   thp_verdict(pays, huge_ns, small_ns)    UVM_THP=auto judged for the first time, or turned: whether huge
+ *                                           pages pay (1, 0), from the running means of a huge and a small
+ *                                           page's first touch (thp.c)
  */
 #ifndef UVM_TRACE_H
 #define UVM_TRACE_H
@@ -66,6 +69,7 @@ UVM_TRACE_DECLARE(slab_refill);
 UVM_TRACE_DECLARE(slab_release);
 UVM_TRACE_DECLARE(prof_alloc);
 UVM_TRACE_DECLARE(prof_free);
+UVM_TRACE_DECLARE(thp_verdict);
 
 #define UVM_TRACED(name) unlikely(UVM_TRACE_SEMAPHORE(name))
 

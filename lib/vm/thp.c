@@ -37,6 +37,7 @@
 #include <time.h>
 
 #include "os.h"
+#include "trace.h"
 #include "uvmalloc-descriptor.h"
 #include "util.h"
 
@@ -76,11 +77,12 @@ static uint64_t now_ns(void)
  * weighs half.  One cold huge page after warm ones (4.4 ms after 170 us)
  * turns the verdict; three warm ones turn it back.
  */
-static void mean_in(_Atomic uint64_t *mean, uint64_t ns)
+static uint64_t mean_in(_Atomic uint64_t *mean, uint64_t ns)
 {
-	uint64_t old = atomic_load_explicit(mean, memory_order_relaxed);
+	uint64_t old = atomic_load_explicit(mean, memory_order_relaxed), now = old ? (old + ns) / 2 : ns;
 
-	atomic_store_explicit(mean, old ? (old + ns) / 2 : ns, memory_order_relaxed);
+	atomic_store_explicit(mean, now, memory_order_relaxed);
+	return now;
 }
 
 /* Fault PROBE_PAGES small pages in, timed, and give them back for the next probe. */
@@ -111,16 +113,20 @@ bool thp_judge(uint64_t huge_ns, uint64_t small_ns) { return huge_ns > SMALL_PER
 
 void thp_sample(uint64_t ns)
 {
-	uint64_t n = atomic_fetch_add_explicit(&thp.samples, 1, memory_order_relaxed);
+	uint64_t n = atomic_fetch_add_explicit(&thp.samples, 1, memory_order_relaxed), huge_ns, small_ns;
+	bool small;
 
-	mean_in(&thp.huge_ns, ns);
+	huge_ns = mean_in(&thp.huge_ns, ns);
 	if (n % PROBE_EVERY == 0 || !LOAD(thp.small_ns))
 		probe_small();
-	if (!LOAD(thp.small_ns))
+	if (!(small_ns = LOAD(thp.small_ns)))
 		return; /* no probe memory: judge nothing, keep huge pages */
-	STORE(thp.small, thp_judge(LOAD(thp.huge_ns), LOAD(thp.small_ns)));
+	small = thp_judge(huge_ns, small_ns);
+	if (!n || small != LOAD(thp.small))
+		UVM_TRACE(thp_verdict, !small, huge_ns, small_ns);
+	STORE(thp.small, small);
 	/* Look again soon after a huge page that paid by itself, seldom after one that did not. */
-	if (!thp_judge(ns, LOAD(thp.small_ns)))
+	if (!thp_judge(ns, small_ns))
 		STORE(thp.explore, EXPLORE_MIN);
 	else if (LOAD(thp.explore) < EXPLORE_MAX)
 		STORE(thp.explore, 2 * LOAD(thp.explore));

@@ -37,7 +37,8 @@ static const char *const event_names[VT_NR_EVENTS] = {
 	[VT_POOL_MISS] = "pool_misses", [VT_TREE_ALLOC] = "tree_allocs", [VT_REGION_NEW] = "regions_new",
 	[VT_PURGE] = "purges", [VT_PURGE_AREAS] = "purged_areas", [VT_PURGE_BYTES] = "purged_bytes",
 	[VT_PURGE_CALLS] = "purge_madvise_calls", [VT_PURGE_NS] = "purge_ns", [VT_SLAB_REFILL] = "slab_refills",
-	[VT_SLAB_NEW] = "slabs_new", [VT_SLAB_RELEASE] = "slab_releases",
+	[VT_SLAB_NEW] = "slabs_new", [VT_SLAB_RELEASE] = "slab_releases", [VT_THP_VERDICT] = "thp_verdicts",
+	[VT_THP_SMALL] = "thp_small_verdicts",
 };
 
 static struct proc *find(struct report *r, pid_t pid)
@@ -401,6 +402,10 @@ void report_final(struct report *r, const struct vt_hists *h, struct vt_site_row
 			span_fragmentation(sp), fragmentation(s), (unsigned long long)sp[REQUESTED],
 			(unsigned long long)sp[HANDED], all_time < 0 ? 0 : all_time, (unsigned long long)sp[METADATA]);
 	}
+	if (r->events[VT_THP_VERDICT])
+		fprintf(r->out, "  huge pages (UVM_THP=auto): %llu verdicts (the first, then each turn), %llu of them that "
+			"huge pages do not pay\n", (unsigned long long)r->events[VT_THP_VERDICT],
+			(unsigned long long)r->events[VT_THP_SMALL]);
 	text_hist(r->out, "Allocation sizes", "B", h->size);
 	text_hist(r->out, "Allocation latency, measured by the library", "ns", h->latency);
 	fprintf(r->out, "\nTop call sites by sampled bytes:\n");

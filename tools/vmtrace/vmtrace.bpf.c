@@ -296,3 +296,14 @@ int BPF_USDT(on_slab_release, int size)
 		add(VT_SLAB_RELEASE, 1);
 	return 0;
 }
+
+SEC("usdt")
+int BPF_USDT(on_thp_verdict, int pays, __u64 huge_ns, __u64 small_ns)
+{
+	if (!wanted())
+		return 0;
+	add(VT_THP_VERDICT, 1);
+	if (!pays)
+		add(VT_THP_SMALL, 1);
+	return 0;
+}

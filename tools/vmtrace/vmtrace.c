@@ -341,7 +341,7 @@ static pid_t spawn(char **command, unsigned sample, unsigned long long heap_samp
 
 /* -------------------------------------------------------------- attach */
 
-#define NPROBES 12
+#define NPROBES 13
 
 /*
  * Every probe of lib, its links into links (NULL: the skeleton's own, which
@@ -366,6 +366,7 @@ static int attach(struct vmtrace_bpf *skel, pid_t pid, const char *lib, unsigned
 		{ skel->progs.on_slab_release, &skel->links.on_slab_release, "slab_release" },
 		{ skel->progs.on_prof_alloc, &skel->links.on_prof_alloc, "prof_alloc" },
 		{ skel->progs.on_prof_free, &skel->links.on_prof_free, "prof_free" },
+		{ skel->progs.on_thp_verdict, &skel->links.on_thp_verdict, "thp_verdict" },
 	};
 	_Static_assert(sizeof(probes) / sizeof(probes[0]) == NPROBES, "NPROBES sizes the second library's links");
 
@@ -383,6 +384,9 @@ static int attach(struct vmtrace_bpf *skel, pid_t pid, const char *lib, unsigned
 
 			if (err == -EPERM || err == -EACCES)
 				return fail(EXIT_NOT_PERMITTED, "not permitted to attach uprobes: %s", "needs CAP_SYS_ADMIN");
+			/* A library from before the probe: its process is traced without it. */
+			if (err == -ENOENT && probes[i].link == &skel->links.on_thp_verdict)
+				continue;
 			if (err == -ENOENT)
 				return fail(EXIT_NO_LIBRARY, "the library has no uvmalloc USDT probes: %s", lib);
 			fprintf(stderr, "vmtrace: cannot attach uvmalloc:%s in %s: %s\n", probes[i].probe, lib, strerror(-err));

@@ -36,6 +36,8 @@ enum vmtrace_event {
 	VT_SLAB_REFILL,
 	VT_SLAB_NEW,     /* refills that took a new slab */
 	VT_SLAB_RELEASE,
+	VT_THP_VERDICT,  /* UVM_THP=auto's verdicts: its first, then each turn */
+	VT_THP_SMALL,    /* those that said huge pages do not pay */
 	VT_NR_EVENTS
 };
 
