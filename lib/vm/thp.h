@@ -24,6 +24,7 @@ void thp_sample(uint64_t ns);
 /* The verdict from the two means: true when a huge page costs more than its small pages. */
 bool thp_judge(uint64_t huge_ns, uint64_t small_ns);
 
+/* The verdict and what it rests on, read racily (UVM_STATS). */
 struct thp_stats {
 	uint64_t huge_ns;  /* running mean of a huge page's first touch; 0: none timed */
 	uint64_t small_ns; /* of a small page's (the probe) */
