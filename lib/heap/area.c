@@ -63,7 +63,11 @@ static int tree_alloc(unsigned nid, unsigned zone, struct vmap_area *va, size_t 
 	return err;
 }
 
-/* A fresh range from the free tree: unbacked, so its huge body or its population is decided now. */
+/*
+ * A fresh range from the free tree: unbacked, so its huge body or its
+ * population is decided now.  *time_first (written for a huge kind only):
+ * whether thp.c wants the body's first page timed.
+ */
 static struct vmap_area *alloc_fresh(unsigned nid, unsigned owner, size_t size, size_t align, enum huge_kind huge,
 				      bool *time_first, int *err)
 {
@@ -263,12 +267,11 @@ static bool stock_huge(struct heap *h, unsigned nid, size_t bytes)
 	enum huge_kind kind = huge_wanted(HUGE_SIZE, false);
 	unsigned owner = vn_owner_id();
 	struct vmap_area *va;
-	bool unused;
 	int err;
 
 	if (kind == HUGE_NONE || (HUGE_SIZE >> UVM_PAGE_SHIFT) + 1 > uvm__pcp_high_max ||
 	    (kind == HUGE_IF_PAYS && thp_pays(bytes) == TRY_NONE) ||
-	    !(va = alloc_fresh(nid, owner, HUGE_SIZE + UVM_PAGE_SIZE, HUGE_SIZE, HUGE_NONE, &unused, &err)))
+	    !(va = alloc_fresh(nid, owner, HUGE_SIZE + UVM_PAGE_SIZE, HUGE_SIZE, HUGE_NONE, NULL, &err)))
 		return false;
 	if (!os_hugepage(va->va_start, HUGE_SIZE, 1)) {
 		huge_touch(va->va_start, kind);

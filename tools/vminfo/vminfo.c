@@ -342,7 +342,9 @@ static const char *sz(uint64_t v, bool exact)
 	return size_text(pool[next++ % 24], v, exact);
 }
 
+/* UVM_THP's words by the descriptor's thp_mode less one (options.c's, which a tool cannot link). */
 static const char *const thp_modes[] = { "never", "huge-only", "always", "auto" };
+enum { THP_MODE_AUTO = 4 };
 
 /* UVM_THP, and under auto whether huge pages pay and what the verdict rests on. */
 static void print_thp(const struct snapshot *s, bool exact)
@@ -350,9 +352,9 @@ static void print_thp(const struct snapshot *s, bool exact)
 	if (!s->thp_mode)
 		return;
 	printf("  huge pages    UVM_THP=%s", thp_modes[s->thp_mode - 1]);
-	if (s->thp_mode == 4 && !s->thp_samples)
+	if (s->thp_mode == THP_MODE_AUTO && !s->thp_samples)
 		printf(": none timed yet, so they pay");
-	else if (s->thp_mode == 4)
+	else if (s->thp_mode == THP_MODE_AUTO)
 		printf(": they %s (first touch %.1f us, running mean of %llu timed; 512 small pages %.1f us); "
 		       "%s of candidates got small pages", s->thp_small ? "do not pay" : "pay", (double)s->thp_huge_ns / 1e3,
 		       (unsigned long long)s->thp_samples, (double)s->thp_small_ns * 512 / 1e3, sz(s->thp_declined, exact));
