@@ -259,8 +259,8 @@ class Slabs(unittest.TestCase):
             self.assertEqual(len(k), 1, s["classes"])
             live, free = own["kept"], own["objects"] - own["kept"]
             self.assertEqual((k[0]["slabs"], k[0]["live"], k[0]["free"], k[0]["never_used"]), (4, live, free, 0))
-            # Of the free ones, the first 16 frees are in the thread's hand; none waits (no other thread freed).
-            self.assertEqual((k[0]["waiting"], k[0]["in_hand"], k[0]["orphans"]), (0, 16, 0))
+            # Of the free ones, the first 64 frees are in the thread's hand; none waits (no other thread freed).
+            self.assertEqual((k[0]["waiting"], k[0]["in_hand"], k[0]["orphans"]), (0, 64, 0))
             self.assertEqual(k[0]["occupancy"], [0, 0, 4, 0, 0], "a quarter full is the 25-50 % bucket")
             self.assertEqual(s["slabs_unread"], 0)
             self.assertEqual(s["live_bytes"], own["live_bytes"], "vminfo's live bytes against uvm_frag_stats'")
@@ -268,7 +268,7 @@ class Slabs(unittest.TestCase):
             self.assertEqual(s["overhead_bytes"], max(s["rss_kb"] * 1024 - s["live_bytes"], 0))
             rc, out, err = vminfo("--summary", t.p.pid)
             self.assertEqual(rc, 0, err)
-            self.assertRegex(out, r"(?m)^ +32 +4 +0 +%d +%d +0 +16 +0 +%d +0 +0 +4 +0 +0$" % (live, free, free * 32))
+            self.assertRegex(out, r"(?m)^ +32 +4 +0 +%d +%d +0 +64 +0 +%d +0 +0 +4 +0 +0$" % (live, free, free * 32))
 
     def test_orphans_and_the_frees_that_wait_for_them(self):
         """A thread's two slabs left behind when it exits: orphans, and a tenth of their objects freed by another

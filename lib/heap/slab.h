@@ -56,7 +56,7 @@
 #define SLAB_OBJ_MAX ((size_t)16 << 10)
 /* 16..128 by 16, 4 per power of two to 8 KiB, 5 an eighth above 256..4096, then 9, 10, 14 and 16 KiB (slab.c) */
 #define SLAB_CLASSES (8 + 4 * 6 + 5 + 4)
-#define SLAB_MAG 16               /* freed objects a thread keeps in hand per class at most (slab_heap.mag; slab.c's hand_room) */
+#define SLAB_MAG 64               /* freed objects a thread keeps in hand per class at most (slab_heap.mag; slab.c's hand_room) */
 #define SLAB_MAP_FIRST 31         /* the class of 4 KiB: slab_map_class */
 
 /*

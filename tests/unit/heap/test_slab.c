@@ -219,32 +219,34 @@ Test(slab, owner_reuses_its_frees)
 }
 
 /*
- * A class's hand keeps at most 8 KiB of objects (and at least 2, at most
- * 16): past that a free goes onto its slab's list, where it no longer
- * keeps a second slab of the class resident beside the first.
+ * A class's hand keeps at most 64 KiB of objects (and at least 2, at most
+ * SLAB_MAG): past that a free goes onto its slab's list.  The frees run
+ * last to first, so that the current slab's come first: a class of 1 KiB
+ * and up keeps a whole slab's worth in hand, so the first slab is full,
+ * and its first free moves it back to the partial list and onto that list.
  */
-Test(slab, a_hand_keeps_at_most_8_kib_of_a_class)
+Test(slab, a_hand_keeps_at_most_64_kib_of_a_class)
 {
 	static const size_t sizes[] = { 64, 1000, 3500 };
-	static const unsigned kept[] = { SLAB_MAG, 8, 2 }; /* classes of 64, 1024 and 3584 B */
+	static const unsigned kept[] = { SLAB_MAG, 64, 18 }; /* classes of 64, 1024 and 3584 B */
 
 	for (unsigned k = 0; k < 3; k++) {
-		unsigned n = kept[k] + 4, c; /* fewer than a slab holds: a full slab's frees go onto its list */
-		void *p[SLAB_MAG + 4];
+		unsigned n = kept[k] + 4, c;
+		void *p[SLAB_MAG + 4], *hottest;
 
 		for (unsigned i = 0; i < n; i++) {
 			p[i] = uvm_malloc(sizes[k]);
 			memset(p[i], 1, sizes[k]);
 		}
 		c = uvm__slab_class[(sizes[k] - 1) >> 4]; /* the table is filled at set-up, by the first malloc */
-		for (unsigned i = 0; i < n; i++)
+		for (unsigned i = n; i--;)
 			uvm_free(p[i]);
 		cr_assert_eq(slab_hand_held(&uvm__heap->slab, c), kept[k], "class of %zu B: %u in hand", sizes[k],
 			     slab_hand_held(&uvm__heap->slab, c));
-		/* The hand took the first frees; the next malloc takes the last of them back, the hottest in hand. */
+		/* The next malloc takes the hand's last back, the hottest. */
+		hottest = uvm__heap->slab.mag[c][kept[k] - 1];
 		p[0] = uvm_malloc(sizes[k]);
-		cr_assert_eq(p[0], p[kept[k] - 1], "class of %zu B: %p, not the hand's last %p", sizes[k], p[0],
-			     p[kept[k] - 1]);
+		cr_assert_eq(p[0], hottest, "class of %zu B: %p, not the hand's last %p", sizes[k], p[0], hottest);
 		uvm_free(p[0]);
 	}
 }
@@ -258,7 +260,7 @@ Test(slab, a_hand_keeps_at_most_8_kib_of_a_class)
  */
 Test(slab, an_idle_class_hand_goes_back_to_its_slabs)
 {
-	enum { IDLE_N = 40, BIG = 3500, REFILLS = 4 * SLAB_CLASSES, PER_SLAB = (64 << 10) / 3584 };
+	enum { IDLE_N = SLAB_MAG + 24, BIG = 3500, REFILLS = 4 * SLAB_CLASSES, PER_SLAB = (64 << 10) / 3584 };
 	static void *idle[IDLE_N], *big[REFILLS * PER_SLAB];
 	unsigned ci, cb;
 	void *busy;
@@ -303,7 +305,7 @@ Test(slab, empty_slabs_are_released)
 	cr_assert_geq(stats().slabs, before + N * 112 / (64 << 10));
 	for (int i = 0; i < N; i++)
 		uvm_free(p[i]);
-	/* Left: the current slab, and the first, whose first 16 freed objects wait in the hand (slab.h). */
+	/* Left: the current slab, and the first, whose first SLAB_MAG freed objects wait in the hand (slab.h). */
 	cr_assert_leq(stats().slabs, before + 2, "%lu slabs left of %lu", (unsigned long)stats().slabs,
 		      (unsigned long)before);
 	cr_assert_eq(stats().small_allocs - stats().small_frees, 0);
