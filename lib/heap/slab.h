@@ -17,7 +17,8 @@
  * an orphan, is pushed onto its slab's remote list with one
  * compare-and-swap, and the owner collects them when it runs dry.
  * Classes of 4 KiB and up keep their free state in the slab's header, a
- * bitmap, and never write a freed object (slab_map_class).
+ * bitmap, and write no freed object but those in the owner's hand
+ * (slab_map_class).
  * An empty slab goes back to the area caches, and from there to pools and
  * the kernel.  Slabs of an exited thread are orphaned and adopted by the
  * next thread that needs a slab of that class.  A thread past its exit (a
@@ -64,18 +65,24 @@
  * a page and more, at most 16 to a slab): a bitmap of free objects (the
  * owner's, slab.map) and one of other threads' frees (slab.remote), where
  * the smaller classes link freed objects through their first word.  A
- * freed object is then never written: a block that a program allocated
- * and never wrote is not faulted in by its free (vmbench full_fit through
+ * freed object is then not written (but in hand, below): a block that a
+ * program allocated and never wrote is not faulted in by its free (vmbench full_fit through
  * malloc, 4 KiB objects: 134 MiB of peak RSS with a link in each, 3.7
  * without), and a freed object's pages could be given back while its slab
  * lives (slab_trim).  The bit is also an exact double-free test, where a
- * link class needs its mark and a walk.  These classes keep no hand: the
- * lowest free object of the current slab is one bit operation away, with
- * no link to check, and the slab's high addresses stay untouched while its
- * low ones serve.  A hand of their own objects (not in the map, so a free
- * must look through it for a double free) cost more than it saved:
- * malloc+free of 4 KiB 120 -> 137 instructions, allocwork local 184 ->
- * 190 M.  The classes of 1-3.5 KiB could keep maps too (at most 64
+ * link class needs its mark and a walk.  The owner keeps its own freed
+ * objects of these classes in hand too, a slab's worth at most, out of the
+ * map and marked as a link class's (the mark is what sends a free to look
+ * through the hand; a look on every free cost 12 % in time), and frees past
+ * a full hand go into the map unwritten.  Without a hand, a class of 4-14
+ * KiB has 4-16 objects a slab, and a program freeing at random kept its
+ * current slab full: nearly every malloc switched slabs (refill, parking
+ * the full one) for the one object a free had just given back.  Random
+ * replacement of 4-7 KiB blocks (1 000 live): 59 -> 40-45 ms, tcmalloc
+ * 34.  (The first hand, in instructions alone: malloc+free of 4 KiB 120
+ * -> 137, allocwork local 184 -> 190 M.)  Its objects stay counted in
+ * their slabs, and uvm_purge sends them back to their maps first.  The
+ * classes of 1-3.5 KiB could keep maps too (at most 64
  * objects): pcpu_alloc, whose objects are never written, then faults half
  * as often, but their lost hands cost allocwork larson 5 % and local 3 %
  * more instructions, where programs write what they allocate.
@@ -389,7 +396,8 @@ static inline void *slab_pop(struct slab *s)
 
 /*
  * The free of p, an object of s (checked; another running thread's) that
- * stays in no hand of h's (full, or a map class's): home to s.
+ * stays in no hand of h's (full, or a map class's, whose hands keep their
+ * owners' objects only): home to s.
  */
 void slab_send_home(struct slab_heap *h, struct slab *s, void *p);
 
@@ -453,10 +461,10 @@ static uvm_always_inline void *slab_alloc_hit_class(struct slab_heap *h, unsigne
 
 /*
  * The owner's hit of a map class, for a size above a page that slabs
- * serve (slab_fills): the lowest free object of the class's current slab,
- * or NULL.  Such a class keeps no hand and no free list, so this skips
- * slab_alloc_hit_class's looks at both (malloc+free of 5000 bytes 142 -> 133
- * instructions).
+ * serve (slab_fills): the hottest object of h's hand for the class, else
+ * the lowest free object of the class's current slab, or NULL.  Such a
+ * class keeps no free list, so this skips slab_alloc_hit_class's look at
+ * it (malloc+free of 5000 bytes 142 -> 133 instructions).
  */
 static uvm_always_inline void *slab_map_hit(struct slab_heap *h, size_t size)
 {
@@ -464,6 +472,8 @@ static uvm_always_inline void *slab_map_hit(struct slab_heap *h, size_t size)
 	struct slab *s = h->cur[c];
 	void *p;
 
+	if (h->top[c] != h->mag[c])
+		return slab_hand_pop(h, c);
 	if (unlikely(!s || !s->map))
 		return NULL;
 	p = slab_map_take(s);
@@ -576,6 +586,20 @@ static inline bool slab_map_freed(const struct slab *s, uintptr_t bit)
 	return (__atomic_load_n(&s->map, __ATOMIC_RELAXED) | atomic_load_explicit(&s->remote, memory_order_relaxed)) & bit;
 }
 
+/* Whether p, a map class's object of s, is in its owner's hand (slab.c): a walk of its pointers, no read of p. */
+bool slab_map_in_hand(const struct slab *s, const void *p);
+
+/*
+ * Whether a map class's object i of s, whose running owner is o, may be free:
+ * freed into a map, or its owner holds objects of the class in hand
+ * (slab_check's walk of the hand tells; a call here cost every small
+ * block's malloc_usable_size 6 instructions of saved registers).
+ */
+static inline bool slab_map_unsure(const struct slab *s, const struct slab_heap *o, uint32_t i)
+{
+	return slab_map_freed(s, slab_bit(i)) || __atomic_load_n(&o->top[s->cls], __ATOMIC_RELAXED) != o->mag[s->cls];
+}
+
 /*
  * The usable size of p when p is surely a live object of a slab with a
  * running owner in the first region, else 0 (slab_check decides).
@@ -591,16 +615,17 @@ static inline size_t slab_live_size(const void *p)
 	uintptr_t a = (uintptr_t)p;
 	const struct region *r = &uvm__regions[0];
 	const struct slab *s;
+	const struct slab_heap *o;
 	uint32_t i;
 
 	if (a - r->base >= r->size)
 		return 0;
 	s = region_chunk(r, a);
-	if (!__atomic_load_n(&s->fast, __ATOMIC_RELAXED))
+	if (!(o = __atomic_load_n(&s->fast, __ATOMIC_RELAXED)))
 		return 0;
 	i = slab_index(s, p);
 	if (i >= __atomic_load_n(&s->carved, __ATOMIC_RELAXED) ||
-	    (slab_map_class(s->cls) ? slab_map_freed(s, slab_bit(i)) : ((const uintptr_t *)p)[1] == s->mask))
+	    (slab_map_class(s->cls) ? slab_map_unsure(s, o, i) : ((const uintptr_t *)p)[1] == s->mask))
 		return 0;
 	return s->size;
 }

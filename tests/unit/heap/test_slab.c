@@ -375,8 +375,10 @@ static void map_classes_on(void) { setenv("UVM_SLAB_MAX", "8192", 1); }
 
 /*
  * The classes of a page and more keep their free state in the header
- * (slab_map_class): freeing objects the program never wrote faults none
- * of their pages in, and the owner gets them back, lowest first.
+ * (slab_map_class): freeing objects the program never wrote faults in
+ * only those the hand keeps (a slab's worth, whose free marks are written:
+ * their pages twice, the mark's read and its write), and the owner gets
+ * them back, the hand's hottest first, then each slab's lowest.
  */
 Test(slab, map_classes_never_write_freed_objects, .init = map_classes_on)
 {
@@ -384,27 +386,39 @@ Test(slab, map_classes_never_write_freed_objects, .init = map_classes_on)
 	static char *p[N];
 	unsigned char vec[2];
 	struct rusage before, after;
+	struct slab_heap *h;
+	unsigned c, room;
 
 	for (int i = 0; i < N; i++) {
 		p[i] = uvm_malloc(8000);
 		cr_assert_eq(slab_check(p[i], &(size_t){ 0 }), SLAB_LIVE, "8000 bytes are a slab object");
 	}
+	h = &uvm__heap->slab;
+	c = uvm__slab_class[(8000 - 1) >> 4];
+	room = (unsigned)(h->hand_end[c] - h->mag[c]);
+	cr_assert_lt(room, N / 2);
 	getrusage(RUSAGE_THREAD, &before);
 	for (int i = 0; i < N; i++)
 		uvm_free(p[i]);
 	getrusage(RUSAGE_THREAD, &after);
-	cr_assert_leq(after.ru_minflt - before.ru_minflt, 4, "%ld faults freeing %d never-written objects",
+	cr_assert_leq(after.ru_minflt - before.ru_minflt, 2 * room + 4, "%ld faults freeing %d never-written objects",
 		      after.ru_minflt - before.ru_minflt, N);
-	for (int i = 1; i < N; i++) { /* the first slab's may have been kept (the current one), the others released */
+	for (int i = (int)room + 1; i < N; i++) { /* the hand's slab stays, the others were released */
 		cr_assert_eq(mincore((void *)((uintptr_t)p[i] & ~(uintptr_t)4095), 8192, vec), 0);
 		cr_assert_eq((vec[0] | vec[1]) & 1, 0, "the free of %p wrote into it", (void *)p[i]);
 	}
-	for (int i = 0; i < 8; i++)
-		p[i] = uvm_malloc(8000);
-	for (int i = 1; i < 8; i++)
-		cr_assert_gt((uintptr_t)p[i], (uintptr_t)p[i - 1], "a slab's lowest free object first");
-	for (int i = 0; i < 8; i++)
-		uvm_free(p[i]);
+	/* The first frees went into the hand, the rest into the maps. */
+	char *q[N];
+
+	cr_assert_eq(slab_hand_held(h, c), room);
+	for (unsigned i = 0; i < room + 8; i++)
+		q[i] = uvm_malloc(8000);
+	for (unsigned i = 0; i < room; i++)
+		cr_assert_eq(q[i], p[room - 1 - i], "the hand's hottest first");
+	for (unsigned i = room + 1; i < room + 8; i++)
+		cr_assert_gt((uintptr_t)q[i], (uintptr_t)q[i - 1], "then a slab's lowest free object first");
+	for (unsigned i = 0; i < room + 8; i++)
+		uvm_free(q[i]);
 }
 
 /* Whether none of [p, p + len) (whole pages) is resident. */
@@ -896,9 +910,29 @@ static void map_remote_double_free(void *arg)
 		return;
 }
 
+/* Freed twice by its owner past a full hand: the first free set its bit in the map. */
+static void map_double_free_past_the_hand(void *arg)
+{
+	enum { N = 32 };
+	void *x[N], *volatile p = uvm_malloc(8000);
+	struct slab_heap *h = &uvm__heap->slab; /* after the first malloc, which makes the heap */
+	unsigned c = slab_of(p)->cls;
+
+	(void)arg;
+	for (unsigned k = 0; k < (unsigned)(h->hand_end[c] - h->mag[c]) && k < N; k++)
+		x[k] = uvm_malloc(8000);
+	for (unsigned k = 0; k < (unsigned)(h->hand_end[c] - h->mag[c]) && k < N; k++)
+		uvm_free(x[k]);
+	if (h->top[c] != h->hand_end[c])
+		return; /* no death: the test fails */
+	uvm_free(p);
+	uvm_free(p);
+}
+
 Test(slab, map_double_frees_abort_naming_the_pointer, .init = map_classes_on)
 {
 	expect_death(map_double_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
+	expect_death(map_double_free_past_the_hand, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(map_double_free_across_threads, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 	expect_death(map_remote_double_free, NULL, SIGABRT, "uvmalloc: free(): invalid pointer 0x");
 }
@@ -1039,8 +1073,19 @@ Test(slab, map_class_full_slabs_keep_their_fast_owner, .init = map_classes_on)
 	cr_assert_lt(i, N);
 	cr_assert(first->full, "the first slab's %u objects are all out", first->room);
 	cr_assert_eq(chunk_word(p[0]), &uvm__heap->slab, "a map class's full slab keeps its owner word");
+	/* Into the hand while it has room (the slab stays full), past it into the map. */
+	struct slab_heap *h = &uvm__heap->slab;
+	unsigned c = first->cls, room = (unsigned)(h->hand_end[c] - h->mag[c]);
+	static char *x[N];
+
+	for (unsigned k = 0; k < room; k++)
+		x[k] = uvm_malloc(8000);
+	for (unsigned k = 0; k < room; k++)
+		uvm_free(x[k]);
+	cr_assert(first->full);
+	cr_assert_eq(slab_hand_held(h, c), room);
 	uvm_free(p[0]);
-	cr_assert_not(first->full, "the owner's free moved it back to the partial list");
+	cr_assert_not(first->full, "the owner's free past a full hand moved it back to the partial list");
 	cr_assert_eq(first->map, 1, "object 0 is free in its map");
 	for (unsigned j = 1; j < i; j++)
 		uvm_free(p[j]);
