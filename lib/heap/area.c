@@ -66,10 +66,10 @@ static int tree_alloc(unsigned nid, unsigned zone, struct vmap_area *va, size_t 
 /*
  * A fresh range from the free tree: unbacked, so its huge body or its
  * population is decided now.  *time_first (written for a huge kind only):
- * whether thp.c wants the body's first page timed.
+ * what thp.c wants of the body's first page (huge_back).
  */
 static struct vmap_area *alloc_fresh(unsigned nid, unsigned owner, size_t size, size_t align, enum huge_kind huge,
-				      bool *time_first, int *err)
+				      enum huge_time *time_first, int *err)
 {
 	struct vmap_area *va = meta_va_alloc();
 
@@ -137,11 +137,16 @@ static size_t reuse_pages(struct vmap_area *va, struct list_head *donors)
  * Not where donors' pages (fresh is what they left at the start) or
  * UVM_POPULATE filled it.  A realloc's move then finds it backed and
  * copies (area_copy): huge_back picks few areas while huge pages pay.
+ * Then the rest of a body that waited for the sample.
  */
-static void time_first_huge(struct vmap_area *va, bool wanted, size_t fresh)
+static void time_first_huge(struct vmap_area *va, enum huge_time wanted, size_t fresh)
 {
-	if (wanted && fresh >= HUGE_SIZE && !option(OPT_POPULATE))
+	bool timed = wanted != HUGE_UNTIMED && fresh >= HUGE_SIZE && !option(OPT_POPULATE);
+
+	if (timed)
 		thp_touch(va->va_start);
+	if (wanted == HUGE_TIME_FIRST)
+		huge_back_rest(va, timed);
 }
 
 /* va, from a pool or the free tree, into its owner's busy tree as h's (the heap its frees feed). */
@@ -210,7 +215,7 @@ uvm_noinline struct vmap_area *area_alloc_slow(struct heap *h, size_t usable, si
 	enum huge_kind huge = huge_wanted(usable, huge_api);
 	unsigned owner = vn_owner_id();
 	struct vmap_area *va = NULL;
-	bool time_first = false;
+	enum huge_time time_first = HUGE_UNTIMED;
 	LIST_HEAD(donors);
 
 	if (h && node < 0)

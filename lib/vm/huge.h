@@ -26,11 +26,18 @@ enum huge_kind huge_wanted(size_t usable, bool huge_api);
 /* The start alignment of a uvm_vmalloc_huge area (2 MiB or more): HUGE_SIZE, or a page where huge pages are off. */
 extern uvm_hidden size_t uvm__huge_api_align;
 /*
- * Give the fresh area va (aligned to HUGE_SIZE) its huge body, setting
- * VA_HUGE or VA_HUGETLB; an if-pays kind asks thp.c first.  True when
- * thp.c wants the body's first huge page touched and timed.
+ * What huge_back leaves to its caller: nothing; the body's first huge page
+ * to touch and time (thp.c wants a sample); or that, and then the rest of
+ * the body to back once the sample is in (huge_back_rest).
  */
-bool huge_back(struct vmap_area *va, enum huge_kind kind);
+enum huge_time { HUGE_UNTIMED, HUGE_TIME, HUGE_TIME_FIRST };
+/*
+ * Give the fresh area va (aligned to HUGE_SIZE) its huge body, setting
+ * VA_HUGE or VA_HUGETLB; an if-pays kind asks thp.c first.
+ */
+enum huge_time huge_back(struct vmap_area *va, enum huge_kind kind);
+/* A HUGE_TIME_FIRST area's body past its first huge page: huge while huge pages pay (a timed first page) or as asked (untimed). */
+void huge_back_rest(struct vmap_area *va, bool timed);
 /* Whether a huge area's growth in place gets huge pages too: not under UVM_THP=auto while they do not pay. */
 bool huge_grow_pays(void);
 /* The first touch of the huge page at addr, timed into UVM_THP=auto's verdict for an if-pays kind. */

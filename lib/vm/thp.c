@@ -160,7 +160,7 @@ bool thp_time_due(size_t bytes)
 {
 	uint64_t n = atomic_fetch_add_explicit(&thp.area_bytes, bytes, memory_order_relaxed);
 
-	return n / TIME_EVERY_BYTES != (n + bytes) / TIME_EVERY_BYTES;
+	return !LOAD(thp.samples) || n / TIME_EVERY_BYTES != (n + bytes) / TIME_EVERY_BYTES;
 }
 
 void thp_stats(struct thp_stats *st)

@@ -15,7 +15,11 @@ enum thp_try { TRY_NONE, TRY_ONE, TRY_ALL };
 enum thp_try thp_pays(size_t bytes);
 /* The verdict as it stands, counting no candidate: whether huge pages pay. */
 bool thp_huge_now(void);
-/* Whether a fresh huge area of bytes given while huge pages pay has its first page timed: one per 16 MiB of them. */
+/*
+ * Whether a fresh huge area of bytes given while huge pages pay has its
+ * first page timed: one per 16 MiB of them, and any while none has been
+ * (a process's first large buffer would otherwise be backed blind).
+ */
 bool thp_time_due(size_t bytes);
 /* Touch the huge page at addr (MADV_HUGEPAGE, not yet faulted) first, timed: a sample for the verdict. */
 void thp_touch(uintptr_t addr);

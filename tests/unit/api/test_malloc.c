@@ -551,12 +551,14 @@ Test(malloc, one_heap_when_linked_and_preloaded)
 /*
  * A large realloc that cannot grow in place moves its pages with mremap; a
  * purge gives them back (a fresh mapping over the block, no madvise of its
- * own) and merges the VMAs back.
+ * own) and merges the VMAs back.  The process's first huge area comes
+ * first: under UVM_THP=auto its first page is touched and timed, and a
+ * realloc's move into it would find that page backed and copy.
  */
 Test(malloc, large_realloc_moves_pages_without_copying)
 {
 	struct uvm_stats st0, st;
-	unsigned char *p = uvm_malloc(1 << 20), *blocker, vec[(8 << 20) >> 12];
+	unsigned char *first = uvm_malloc(3 << 20), *p = uvm_malloc(1 << 20), *blocker, vec[(8 << 20) >> 12];
 	int vmas;
 
 	uvm_free(uvm_malloc(1)); /* set up before counting */
@@ -574,6 +576,7 @@ Test(malloc, large_realloc_moves_pages_without_copying)
 	uvm_free(blocker);
 	uvm_purge();
 	cr_assert_leq(count_vmas(), vmas, "%d mappings before, %d after the purge", vmas, count_vmas());
+	uvm_free(first);
 	cr_assert_eq(mincore(p, 8 << 20, vec), 0);
 	for (size_t i = 0; i < sizeof(vec); i++)
 		cr_assert_eq(vec[i] & 1, 0, "page %zu of the moved block is still resident after the purge", i);

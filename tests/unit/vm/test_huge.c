@@ -138,6 +138,33 @@ Test(huge, auto_leaves_areas_small_while_huge_pages_do_not_pay)
 }
 
 /*
+ * A timed area's body waits for its sample (UVM_THP=auto): the process's
+ * first huge candidate, 8 MiB with no sample taken yet, has its first huge
+ * page touched and timed, and the rest of its body is backed huge only if
+ * huge pages pay after that sample (this host's first touches decide which).
+ */
+Test(huge, auto_times_a_first_page_before_backing_the_rest)
+{
+	struct thp_stats st;
+	struct vma_info vi;
+	char *p = uvm_vmalloc(8 * MiB);
+
+	cr_assert_not_null(p);
+	thp_stats(&st);
+	cr_assert_eq(st.samples, 1, "the process's first huge area: %llu first touches timed",
+		     (unsigned long long)st.samples);
+	if (thp_huge_now()) {
+		expect_huge_body(p, 8 * MiB);
+	} else {
+		expect_huge_body(p, 2 * MiB);
+		cr_assert(vma_of(p + 8 * MiB - 4096, &vi));
+		cr_assert_eq(vi.start, (unsigned long)p + 2 * MiB, "the rest of the body is not one mapping");
+		cr_assert_not(vma_has_flag(&vi, "hg"), "the rest was backed huge though huge pages do not pay: %s", vi.flags);
+	}
+	uvm_vfree(p);
+}
+
+/*
  * A huge area grown in place: the part of its new body past its old end
  * gets huge pages while they pay, and small ones once they do not (auto).
  */
