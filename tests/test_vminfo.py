@@ -174,8 +174,9 @@ class Areas(unittest.TestCase):
 
     def test_huge_page_mode_and_verdict(self):
         """UVM_THP and auto's verdict: a mode that judges nothing says so; under auto, eight fresh areas of 3 MiB
-        have two first touches timed (the process's first and the one that crosses 16 MiB of huge bodies), with
-        both means read."""
+        have the process's first one's first touch timed, and the one that crosses 16 MiB of huge bodies while huge
+        pages pay (after a first sample that says they do not, the next areas are small and untimed), with both
+        means read."""
         with Target(env={"UVM_THP": "never"}) as t:
             rc, out, err = vminfo("--json", t.p.pid)
             self.assertEqual(rc, 0, err)
@@ -189,13 +190,14 @@ class Areas(unittest.TestCase):
             rc, out, err = vminfo("--json", t.p.pid)
             self.assertEqual(rc, 0, err)
             h = json.loads(out)["summary"]["thp"]
-            self.assertEqual((h["mode"], h["samples"]), ("auto", 2), h)
+            self.assertEqual(h["mode"], "auto", h)
+            self.assertIn(h["samples"], (1, 2), h)
             self.assertGreater(h["huge_ns"], 0)
             self.assertGreater(h["small_ns"], 0)
             self.assertIsInstance(h["pays"], bool)
             rc, out, err = vminfo("--summary", t.p.pid)
             self.assertRegex(out, r"huge pages    UVM_THP=auto: they (do not )?pay \(first touch [0-9.]+ us, running mean "
-                             r"of 2 timed; 512 small pages [0-9.]+ us\); [0-9.]+ [KMG]?i?B of candidates got small pages")
+                             r"of [12] timed; 512 small pages [0-9.]+ us\); [0-9.]+ [KMG]?i?B of candidates got small pages")
 
 
 class Errors(unittest.TestCase):
