@@ -167,11 +167,16 @@ Test(huge, auto_times_a_first_page_before_backing_the_rest)
 /*
  * A huge area grown in place: the part of its new body past its old end
  * gets huge pages while they pay, and small ones once they do not (auto).
+ * A cheap sample first: the process's first huge area would otherwise be
+ * timed, and this host's first touch would decide the verdict.
  */
 Test(huge, auto_grows_a_body_huge_only_while_huge_pages_pay)
 {
-	char *p = uvm_vmalloc(3 * MiB);
+	char *p;
 	struct vma_info vi;
+
+	thp_sample(1);
+	p = uvm_vmalloc(3 * MiB);
 
 	expect_huge_body(p, 2 * MiB);
 	cr_assert_eq(uvm_vrealloc(p, 5 * MiB), p, "the area did not grow in place");
