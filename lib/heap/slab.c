@@ -879,13 +879,13 @@ static void hand_flush(struct slab_heap *h, unsigned c)
 
 /*
  * The free of another running thread's object into a full hand (or of a
- * map class's, which only its owner's hand keeps): home, as the owner's own goes onto
- * its slab's list (slab_list_own).  Making room
- * for it instead (the hand's older half onto their lists, the rest moved
- * down) cost allocwork refill, whose deletes of two thirds of its values
- * overflow every hand, 9 % more instructions (170 M against 156 M); after
- * such a burst the hand still holds 16 recent objects, and the slabs'
- * lists the rest, newest first.
+ * map class's, which only its owner's hand keeps): home, as the owner's
+ * own goes onto its slab's list (slab_list_own).  Making room for it
+ * instead (the hand's older half onto their lists, the rest moved down)
+ * cost allocwork refill, whose deletes of two thirds of its values
+ * overflow every hand, 9 % more instructions (170 M against 156 M, with
+ * hands of 16); after such a burst the hand still holds recent objects,
+ * and the slabs' lists the rest, newest first.
  */
 uvm_noinline void slab_send_home(struct slab_heap *h, struct slab *s, void *p)
 {

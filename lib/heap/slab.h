@@ -61,16 +61,16 @@
 #define SLAB_MAP_FIRST 31         /* the class of 4 KiB: slab_map_class */
 
 /*
- * Whether class c keeps its free state in its slabs' headers (objects of
- * a page and more, at most 16 to a slab): a bitmap of free objects (the
+ * Whether class c keeps its free state in its slabs' headers (objects of a
+ * page and more, at most 16 to a slab): a bitmap of free objects (the
  * owner's, slab.map) and one of other threads' frees (slab.remote), where
- * the smaller classes link freed objects through their first word.  A
- * freed object is then not written (but in hand, below): a block that a
- * program allocated and never wrote is not faulted in by its free (vmbench full_fit through
- * malloc, 4 KiB objects: 134 MiB of peak RSS with a link in each, 3.7
- * without), and a freed object's pages could be given back while its slab
- * lives (slab_trim).  The bit is also an exact double-free test, where a
- * link class needs its mark and a walk.  The owner keeps its own freed
+ * the smaller classes link freed objects through their first word.  A freed
+ * object is then not written (but in hand, below): a block that a program
+ * allocated and never wrote is not faulted in by its free (vmbench full_fit
+ * through malloc, 4 KiB objects: 134 MiB of peak RSS with a link in each,
+ * 3.7 without), and a freed object's pages could be given back while its
+ * slab lives (slab_trim).  The bit is also an exact double-free test, where
+ * a link class needs its mark and a walk.  The owner keeps its own freed
  * objects of these classes in hand too, a slab's worth at most, out of the
  * map and marked as a link class's (the mark is what sends a free to look
  * through the hand; a look on every free cost 12 % in time), and frees past
@@ -78,14 +78,14 @@
  * KiB has 4-16 objects a slab, and a program freeing at random kept its
  * current slab full: nearly every malloc switched slabs (refill, parking
  * the full one) for the one object a free had just given back.  Random
- * replacement of 4-7 KiB blocks (1 000 live): 59 -> 40-45 ms, tcmalloc
- * 34.  (The first hand, in instructions alone: malloc+free of 4 KiB 120
- * -> 137, allocwork local 184 -> 190 M.)  Its objects stay counted in
- * their slabs, and uvm_purge sends them back to their maps first.  The
- * classes of 1-3.5 KiB could keep maps too (at most 64
- * objects): pcpu_alloc, whose objects are never written, then faults half
- * as often, but their lost hands cost allocwork larson 5 % and local 3 %
- * more instructions, where programs write what they allocate.
+ * replacement of 4-7 KiB blocks (1 000 live): 59 -> 40-45 ms, tcmalloc 34.
+ * (The first hand, in instructions alone: malloc+free of 4 KiB 120 -> 137,
+ * allocwork local 184 -> 190 M.)  Its objects stay counted in their slabs,
+ * and uvm_purge sends them back to their maps first.  The classes of 1-3.5
+ * KiB could keep maps too (at most 64 objects): pcpu_alloc, whose objects
+ * are never written, then faults half as often, but their lost hands cost
+ * allocwork larson 5 % and local 3 % more instructions, where programs
+ * write what they allocate.
  */
 static inline bool slab_map_class(unsigned c) { return c >= SLAB_MAP_FIRST; }
 
