@@ -134,19 +134,17 @@ static size_t reuse_pages(struct vmap_area *va, struct list_head *donors)
 /*
  * UVM_THP=auto times the first huge page of a fresh huge area that
  * huge_back picked: the program's first touch would fault it whole anyway.
- * Not where donors' pages (fresh is what they left at the start) or
- * UVM_POPULATE filled it.  A realloc's move then finds it backed and
- * copies (area_copy): huge_back picks few areas while huge pages pay.
- * Then the rest of a body that waited for the sample.
+ * Not where donors' pages filled it (fresh is what they left at the start).
+ * A realloc's move then finds it backed and copies (area_copy): huge_back
+ * picks few areas while huge pages pay.  Then the rest of a body that
+ * waited for the sample.
  */
 static void time_first_huge(struct vmap_area *va, enum huge_time wanted, size_t fresh)
 {
-	bool timed = wanted != HUGE_UNTIMED && fresh >= HUGE_SIZE && !option(OPT_POPULATE);
-
-	if (timed)
+	if (wanted != HUGE_UNTIMED && fresh >= HUGE_SIZE)
 		thp_touch(va->va_start);
 	if (wanted == HUGE_TIME_FIRST)
-		huge_back_rest(va, timed);
+		huge_back_rest(va);
 }
 
 /* va, from a pool or the free tree, into its owner's busy tree as h's (the heap its frees feed). */

@@ -703,14 +703,22 @@ struct hand_look {
 	bool found;
 };
 
+/* Whether p is in h's hand for class c: h's own look, or another thread's, racy and bounded by the hand's size. */
+static bool hand_has(const struct slab_heap *h, unsigned c, const void *p)
+{
+	unsigned n = slab_hand_held(h, c);
+
+	for (unsigned i = 0; i < n; i++)
+		if (__atomic_load_n(&h->mag[c][i], __ATOMIC_RELAXED) == p)
+			return true;
+	return false;
+}
+
 static void look_in_hand(struct heap *th, void *arg)
 {
 	struct hand_look *l = arg;
-	const struct slab_heap *h = &th->slab;
-	unsigned n = slab_hand_held(h, l->cls);
 
-	for (unsigned i = 0; i < n && !l->found; i++)
-		l->found = __atomic_load_n(&h->mag[l->cls][i], __ATOMIC_RELAXED) == l->p;
+	l->found = l->found || hand_has(&th->slab, l->cls, l->p);
 }
 
 /*
@@ -728,30 +736,17 @@ static bool in_hand(const struct slab *s, const void *p)
 	return l.found;
 }
 
-/* Whether p is in h's hand for class c (h's own look: no bound needed). */
-static bool hand_holds(const struct slab_heap *h, unsigned c, const void *p)
-{
-	for (void *const *q = h->mag[c]; q < h->top[c]; q++)
-		if (*q == p)
-			return true;
-	return false;
-}
-
 /*
  * Whether p, a map class's object of s, is in its owner's hand (only the
  * owner keeps a map class's objects in hand, and its exit sends them back
  * first): a walk of at most a slab's worth of pointers, with no read of p,
- * which may never have been written.  Racy, bounded as in_hand's.
+ * which may never have been written.
  */
 bool slab_map_in_hand(const struct slab *s, const void *p)
 {
 	const struct slab_heap *o = atomic_load_explicit(&s->owner, memory_order_relaxed);
-	unsigned n = o ? slab_hand_held(o, s->cls) : 0;
 
-	for (unsigned i = 0; i < n; i++)
-		if (__atomic_load_n(&o->mag[s->cls][i], __ATOMIC_RELAXED) == p)
-			return true;
-	return false;
+	return o && hand_has(o, s->cls, p);
 }
 
 /* The key says "maybe freed already"; the lists and the hands say for sure (user data may hold the key by chance). */
@@ -921,7 +916,7 @@ void slab_map_free(struct slab_heap *h, struct slab *s, void *p)
 	 * faults only a block that was never written.
 	 */
 	if (likely((t = h->top[c]) != h->hand_end[c])) {
-		if (unlikely(((uintptr_t *)p)[1] == s->mask) && hand_holds(h, c, p))
+		if (unlikely(((uintptr_t *)p)[1] == s->mask) && hand_has(h, c, p))
 			double_free(p);
 		((uintptr_t *)p)[1] = s->mask;
 		*t = p;
@@ -929,7 +924,7 @@ void slab_map_free(struct slab_heap *h, struct slab *s, void *p)
 		return;
 	}
 	/* Past a full hand, p stays unwritten: the hand is looked through instead. */
-	if (unlikely(hand_holds(h, c, p)))
+	if (unlikely(hand_has(h, c, p)))
 		double_free(p);
 	__atomic_store_n(&s->map, s->map | bit, __ATOMIC_RELAXED);
 	/*

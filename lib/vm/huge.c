@@ -142,20 +142,21 @@ enum huge_time huge_back(struct vmap_area *va, enum huge_kind kind)
 		return HUGE_UNTIMED;
 	if (t == TRY_ONE)
 		end = start + HUGE_SIZE; /* a look: one huge page, whatever the area's size */
-	timed = kind == HUGE_IF_PAYS && (t == TRY_ONE || thp_time_due(end - start));
-	first = timed && end - start > HUGE_SIZE && !option(OPT_POPULATE); /* populated now: no sample to wait for */
+	/* A populated area is faulted in whole now: no first touch to time, no sample to wait for. */
+	timed = kind == HUGE_IF_PAYS && !option(OPT_POPULATE) && (t == TRY_ONE || thp_time_due(end - start));
+	first = timed && end - start > HUGE_SIZE;
 	if (os_hugepage(start, first ? HUGE_SIZE : end - start, 1))
 		return HUGE_UNTIMED;
 	va->flags |= VA_HUGE;
 	return first ? HUGE_TIME_FIRST : timed ? HUGE_TIME : HUGE_UNTIMED;
 }
 
-void huge_back_rest(struct vmap_area *va, bool timed)
+void huge_back_rest(struct vmap_area *va)
 {
 	uintptr_t start, end;
 
 	huge_body(va, &start, &end);
-	if (!timed || thp_huge_now())
+	if (thp_huge_now())
 		os_hugepage(start + HUGE_SIZE, end - start - HUGE_SIZE, 1); /* refused: small pages, as any failed advice */
 }
 

@@ -36,8 +36,8 @@ enum huge_time { HUGE_UNTIMED, HUGE_TIME, HUGE_TIME_FIRST };
  * VA_HUGE or VA_HUGETLB; an if-pays kind asks thp.c first.
  */
 enum huge_time huge_back(struct vmap_area *va, enum huge_kind kind);
-/* A HUGE_TIME_FIRST area's body past its first huge page: huge while huge pages pay (a timed first page) or as asked (untimed). */
-void huge_back_rest(struct vmap_area *va, bool timed);
+/* A HUGE_TIME_FIRST area's body past its first huge page: huge if huge pages pay now (its sample in, or none taken). */
+void huge_back_rest(struct vmap_area *va);
 /* Whether a huge area's growth in place gets huge pages too: not under UVM_THP=auto while they do not pay. */
 bool huge_grow_pays(void);
 /* The first touch of the huge page at addr, timed into UVM_THP=auto's verdict for an if-pays kind. */

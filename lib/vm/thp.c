@@ -12,9 +12,11 @@
  * so no verdict is final:
  *  - huge first touches made here are timed into a running mean: every
  *    slab stock's page, which is faulted here anyway, and the first page of
- *    the fresh huge area that crosses each TIME_EVERY_BYTES of them (the
- *    program's first touch would fault it whole, but a realloc's move
- *    would have put the old pages there instead);
+ *    the process's first fresh huge area and of the one that crosses each
+ *    TIME_EVERY_BYTES of them (the program's first touch would fault it
+ *    whole, but a realloc's move would have put the old pages there
+ *    instead); such an area's body past that page waits for the sample
+ *    (huge.c's huge_back_rest);
  *  - a probe of a few small pages, faulted and given back, times small
  *    faults: at the first huge sample, then every PROBE_EVERY samples;
  *  - huge pages pay while their mean stays below 512 small faults';
@@ -34,7 +36,6 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <sys/uio.h>
-#include <time.h>
 
 #include "os.h"
 #include "trace.h"
@@ -60,14 +61,6 @@ static struct {
 	_Atomic uint64_t area_bytes; /* huge area bodies given while huge pages pay */
 	_Atomic(char *) probe;       /* PROBE_PAGES small pages, mapped at the first probe */
 } thp = { .explore = EXPLORE_MIN };
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 #define STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
@@ -101,10 +94,10 @@ static void probe_small(void)
 			os_free_meta(fresh, PROBE_PAGES * UVM_PAGE_SIZE);
 		p = LOAD(thp.probe);
 	}
-	t = now_ns();
+	t = trace_now_ns();
 	for (int i = 0; i < PROBE_PAGES; i++)
 		((volatile char *)p)[i * UVM_PAGE_SIZE] = 1;
-	mean_in(&thp.small_ns, (now_ns() - t) / PROBE_PAGES);
+	mean_in(&thp.small_ns, (trace_now_ns() - t) / PROBE_PAGES);
 	r = (struct iovec){ .iov_base = p, .iov_len = PROBE_PAGES * UVM_PAGE_SIZE };
 	os_discard_ranges(&r, 1);
 }
@@ -134,10 +127,10 @@ void thp_sample(uint64_t ns)
 
 void thp_touch(uintptr_t addr)
 {
-	uint64_t t = now_ns();
+	uint64_t t = trace_now_ns();
 
 	*(volatile char *)addr = 0;
-	thp_sample(now_ns() - t);
+	thp_sample(trace_now_ns() - t);
 }
 
 bool thp_huge_now(void) { return !LOAD(thp.small); }
