@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "track.h" /* first: in a tracking build it renames the entry points defined here */
 
@@ -52,9 +51,8 @@ void *uvm__alloc(size_t size, size_t align, int zero, int node, bool huge, const
 		return fail(err);
 	va->requested = size;
 	pcp_count_request(uvm__heap, size);
-	/* Fresh ranges from the tree read as zero; a reused one may hold old data. */
-	if (zero && (va->flags & VA_REUSED))
-		memset((void *)va->va_start, 0, area_usable(va));
+	if (zero)
+		area_zero(va);
 	return (void *)va->va_start;
 }
 

@@ -57,6 +57,39 @@ Test(api, vzalloc_clears_an_area_uvm_vmalloc_recycled)
 	uvm_vfree(r);
 }
 
+/* Pages of [p, p + bytes) resident. */
+static size_t resident_pages(const void *p, size_t bytes)
+{
+	static unsigned char vec[1024];
+	size_t n = 0;
+
+	cr_assert_leq(bytes >> 12, sizeof(vec));
+	cr_assert_eq(mincore((void *)p, bytes, vec), 0);
+	for (size_t i = 0; i < bytes >> 12; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+/*
+ * A zeroing allocation's fresh area below 2 MiB is faulted in at once (read
+ * first, each page would map the zero page and fault again on its write);
+ * a larger one is left to fault in as touched.  Each test is a process of
+ * its own: both areas are fresh.
+ */
+Test(api, vzalloc_populates_a_fresh_area_below_a_huge_page)
+{
+	size_t small = (1u << 20) + 3 * 4096, large = (3u << 20) + 5 * 4096;
+	unsigned char *p = uvm_vzalloc(small), *q = uvm_vzalloc(large);
+
+	cr_assert_eq(resident_pages(p, small), small >> 12, "a fresh %zu-byte vzalloc left pages unbacked", small);
+	/* Its end: UVM_THP=auto times its first huge page by touching it. */
+	cr_assert_eq(resident_pages(q + large - 4 * 4096, 4 * 4096), 0, "a fresh %zu-byte vzalloc was backed before a touch", large);
+	for (size_t i = 0; i < small; i += 512)
+		cr_assert_eq(p[i], 0);
+	uvm_vfree(p);
+	uvm_vfree(q);
+}
+
 Test(api, bad_sizes_and_alignments)
 {
 	errno = 0;
