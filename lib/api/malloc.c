@@ -358,17 +358,30 @@ void *uvm_calloc(size_t n, size_t size)
  * The live block p (not an early one): its usable bytes into *n (0: none),
  * and its area when it is one.  The entry points try slab_live_size first.
  */
-static struct vmap_area *live_block(const void *p, size_t *n)
+/*
+ * The live area that starts at p, or NULL: looked up only on a page.  A
+ * slab's first object starts on a page too: its area is the slab's own,
+ * which says so.
+ */
+static struct vmap_area *live_area(const void *p)
 {
 	struct vmap_area *va;
 
+	if (!((uintptr_t)p & (UVM_PAGE_SIZE - 1)) && (va = area_find((uintptr_t)p)) && !(va->flags & VA_SLAB))
+		return va;
+	return NULL;
+}
+
+static struct vmap_area *live_block(const void *p, size_t *n)
+{
 	/*
-	 * The area first where there can be one (on a page): one page-map
-	 * lookup, where the slabs' check and then the area's took two (about 30
-	 * instructions of every realloc of an area).  A slab's first object
-	 * starts on a page too: its area is the slab's own, which says so.
+	 * The area first where there can be one: one page-map lookup, where
+	 * the slabs' check and then the area's took two (about 30
+	 * instructions of every realloc of an area).
 	 */
-	if (!((uintptr_t)p & (UVM_PAGE_SIZE - 1)) && (va = area_find((uintptr_t)p)) && !(va->flags & VA_SLAB)) {
+	struct vmap_area *va = live_area(p);
+
+	if (va) {
 		*n = area_usable(va);
 		return va;
 	}
@@ -526,10 +539,20 @@ size_t uvm_malloc_usable_size(void *p)
 static bool keeps(size_t have, size_t size) { return size <= have && (size >= have / 2 || have == 16); }
 
 /*
- * Whether realloc's p, found once, keeps size bytes where it is; *have gets
- * its usable bytes, or an abort names fn.  An area resizes in place unless
- * it would shrink to less than half and to slab size: it moves into a slab.
+ * Whether live area va, of have usable bytes, keeps size bytes (at most
+ * PTRDIFF_MAX) where it is: it resizes in place unless it would shrink to
+ * less than half and to slab size (it moves into a slab then).  Set-up is
+ * done: an area exists.
  */
+static bool area_stays(struct vmap_area *va, size_t have, size_t size)
+{
+	if ((size <= uvm__slab_max && !keeps(have, size)) || area_resize(va, align_up(size, UVM_PAGE_SIZE)))
+		return false;
+	va->requested = size;
+	return true;
+}
+
+/* Whether realloc's p, found once, keeps size bytes where it is; *have gets its usable bytes, or an abort names fn. */
 static bool stays(const char *fn, void *p, size_t size, size_t *have)
 {
 	struct vmap_area *va;
@@ -541,12 +564,7 @@ static bool stays(const char *fn, void *p, size_t size, size_t *have)
 	va = live_block(p, have);
 	if (!*have)
 		uvm__invalid_pointer(fn, p);
-	if (!va)
-		return keeps(*have, size);
-	if ((size <= slab_max() && !keeps(*have, size)) || area_resize(va, align_up(size, UVM_PAGE_SIZE)))
-		return false;
-	va->requested = size;
-	return true;
+	return va ? area_stays(va, *have, size) : keeps(*have, size);
 }
 
 /* Area to area, pages may move instead of being copied. */
@@ -563,6 +581,7 @@ static void copy(void *to, void *from, size_t bytes)
 
 static void *realloc_named(const char *fn, void *p, size_t size, const void *caller)
 {
+	struct vmap_area *va;
 	size_t have;
 	void *q;
 
@@ -572,8 +591,17 @@ static void *realloc_named(const char *fn, void *p, size_t size, const void *cal
 		free_named(fn, p); /* glibc: realloc(p, 0) frees and returns NULL */
 		return NULL;
 	}
-	/* A live small block (slab_live_size) stays or moves with no more checks. */
-	if ((have = slab_live_size(p))) {
+	/*
+	 * A live area first where there can be one, then a live small block
+	 * (slab_live_size): either stays or moves with no more checks.  Through
+	 * the slabs' look first, then stays's, vmbench vrealloc's loop of
+	 * four reallocs of an area took 180 instructions more than through
+	 * uvm_vrealloc.
+	 */
+	if (size <= PTRDIFF_MAX && (va = live_area(p))) {
+		if (area_stays(va, have = area_usable(va), size))
+			return p;
+	} else if ((have = slab_live_size(p))) {
 		if (keeps(have, size))
 			return p;
 	} else {
