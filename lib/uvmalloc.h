@@ -35,7 +35,7 @@ extern "C" {
 
 /* size bytes of memory, page aligned, contents undefined. NULL + EINVAL for size 0. */
 UVM_API void *uvm_vmalloc(size_t size);
-/* As uvm_vmalloc, zero-filled (fresh pages are zero already; reused ones are cleared). */
+/* As uvm_vmalloc, zero-filled (fresh pages are zero already, and faulted in at once below 2 MiB; reused ones are cleared). */
 UVM_API void *uvm_vzalloc(size_t size);
 /*
  * As uvm_vmalloc, backed by huge pages: an area of 2 MiB or more starts on
