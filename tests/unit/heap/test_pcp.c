@@ -459,7 +459,8 @@ Test(pcp, an_exited_threads_cache_is_the_next_threads)
 	cr_assert_eq(pthread_join(t, NULL), 0);
 	cr_assert_eq(a.hits, 10, "the next thread hit its cache %lu times of 10", (unsigned long)a.hits);
 	cr_assert_eq(a.unwritten, 0, "areas came back without their pages");
-	cr_assert_eq(a.faults, 0, "%ld page faults", a.faults);
+	/* Under AddressSanitizer, adopting the heap clears its slab state through memset's look at fresh shadow pages. */
+	cr_assert_leq(a.faults, FRESH_FAULTS_COUNTABLE ? 0 : 2, "%ld page faults", a.faults);
 	cr_assert_eq(stats().cached_count - before.cached_count, 10);
 	uvm_purge();
 	cr_assert_eq(stats().cached_count, 0, "a purge left a vacant heap's cache");
