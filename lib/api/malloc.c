@@ -355,10 +355,6 @@ void *uvm_calloc(size_t n, size_t size)
 /* ------------------------------------------------------------- free */
 
 /*
- * The live block p (not an early one): its usable bytes into *n (0: none),
- * and its area when it is one.  The entry points try slab_live_size first.
- */
-/*
  * The live area that starts at p, or NULL: looked up only on a page.  A
  * slab's first object starts on a page too: its area is the slab's own,
  * which says so.
@@ -372,13 +368,14 @@ static struct vmap_area *live_area(const void *p)
 	return NULL;
 }
 
+/*
+ * The live block p (not an early one): its usable bytes into *n (0: none),
+ * and its area when it is one.  The area first where there can be one: one
+ * page-map lookup, where the slabs' check and then the area's took two
+ * (about 30 instructions of every realloc of an area).
+ */
 static struct vmap_area *live_block(const void *p, size_t *n)
 {
-	/*
-	 * The area first where there can be one: one page-map lookup, where
-	 * the slabs' check and then the area's took two (about 30
-	 * instructions of every realloc of an area).
-	 */
 	struct vmap_area *va = live_area(p);
 
 	if (va) {
