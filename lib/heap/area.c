@@ -439,7 +439,7 @@ void area_zero(struct vmap_area *va)
 {
 	if (va->flags & VA_REUSED)
 		memset((void *)va->va_start, 0, area_usable(va));
-	else if (area_usable(va) < AREA_POPULATE_ZEROED && !(va->flags & (VA_HUGE | VA_HUGETLB)) && !option(OPT_POPULATE))
+	else if (area_usable(va) < HUGE_SIZE && !option(OPT_POPULATE)) /* no huge body to leave alone below that */
 		os_populate(va->va_start, area_usable(va));
 }
 

@@ -314,11 +314,7 @@ struct vmap_area *area_find(uintptr_t addr);
 #define AREA_MOVE_MIN ((size_t)64 << 10)
 #define AREA_MOVE_MIN_BACKED ((size_t)16 << 20)
 void area_copy(struct vmap_area *from, struct vmap_area *to, size_t bytes);
-/*
- * A zeroing allocation's area va, cleared: a reused one memset, a fresh
- * one (zero already) smaller than AREA_POPULATE_ZEROED faulted in whole.
- */
-#define AREA_POPULATE_ZEROED ((size_t)2 << 20)
+/* A zeroing allocation's area va, cleared: a reused one memset, a fresh one (zero already) below a huge page faulted in whole. */
 void area_zero(struct vmap_area *va);
 /* Change a live area's usable size in place (vrealloc): shrink, or grow into the free range after it.  0 or ENOMEM. */
 int area_resize(struct vmap_area *va, size_t usable);
