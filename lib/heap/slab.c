@@ -896,7 +896,6 @@ void slab_map_free(struct slab_heap *h, struct slab *s, void *p)
 {
 	uintptr_t bit = slab_bit(slab_index(s, p));
 	unsigned c = s->cls;
-	void **t;
 
 	if (__atomic_load_n(&s->fast, __ATOMIC_RELAXED) != h) {
 		if (slab_map_in_hand(s, p))
@@ -908,22 +907,7 @@ void slab_map_free(struct slab_heap *h, struct slab *s, void *p)
 	if (unlikely(slab_map_freed(s, bit)))
 		double_free(p);
 	h->frees[c]++;
-	/*
-	 * Into the hand, marked as a link class's object is, so that only a
-	 * free that finds the mark looks through the hand (a look on every
-	 * free, its trip count unpredictable, took allocwork-like random
-	 * frees of 4-7 KiB 12 % longer).  The mark is written anyway: its read
-	 * faults only a block that was never written.
-	 */
-	if (likely((t = h->top[c]) != h->hand_end[c])) {
-		if (unlikely(((uintptr_t *)p)[1] == s->mask) && hand_has(h, c, p))
-			double_free(p);
-		((uintptr_t *)p)[1] = s->mask;
-		*t = p;
-		h->top[c] = t + 1;
-		return;
-	}
-	/* Past a full hand, p stays unwritten: the hand is looked through instead. */
+	/* Past a full hand (slab_free_hit pushes the rest), p stays unwritten: the hand is looked through instead. */
 	if (unlikely(hand_has(h, c, p)))
 		double_free(p);
 	__atomic_store_n(&s->map, s->map | bit, __ATOMIC_RELAXED);
