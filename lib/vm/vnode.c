@@ -52,6 +52,14 @@ struct vmap_node {
 		 */
 		struct vmap_pool large;
 		/*
+		 * Bit i: pool[i] holds an area (bit VN_POOL_PAGES: large), so that a
+		 * cut (pool_above) finds the larger pools that hold any without a
+		 * look at each of the 256: that look was 1 800 instructions a cut,
+		 * under the pools' lock (allocwork tasks: 2.5 % of all its
+		 * instructions, in 5 600 cuts).
+		 */
+		uint64_t held[VN_POOL_PAGES / 64 + 1];
+		/*
 		 * Every pooled area by address (through va->rb, which a pooled area
 		 * uses for nothing else; pools.lock, not its own): a pooled area
 		 * takes in the pooled areas beside it (pool_merge).
@@ -585,7 +593,13 @@ static void pool_count(struct vmap_node *vn, struct vmap_pool *vp, struct vmap_a
 		set_insert(&vn->pools.by_addr, va);
 	else
 		set_erase(&vn->pools.by_addr, va);
+	size_t i = vp == &vn->pools.large ? VN_POOL_PAGES : (size_t)(vp - vn->pools.pool);
+
 	__atomic_store_n(&vp->len, vp->len + dir, __ATOMIC_RELAXED);
+	if (vp->len)
+		vn->pools.held[i / 64] |= (uint64_t)1 << (i % 64);
+	else
+		vn->pools.held[i / 64] &= ~((uint64_t)1 << (i % 64));
 	vn->pools.nr += dir;
 	__atomic_store_n(&vn->pools.bytes, vn->pools.bytes + (size_t)dir * va_size(va), __ATOMIC_RELAXED);
 }
@@ -780,17 +794,28 @@ static void pool_cut_off(struct vmap_node *vn, struct vmap_area *va, uintptr_t a
 	pool_link(vn, piece);
 }
 
+/* The first pool of vn from pool[i] on (VN_POOL_PAGES: large) that holds an area, or past VN_POOL_PAGES (pools.lock held). */
+static size_t next_held(const struct vmap_node *vn, size_t i)
+{
+	while (i <= VN_POOL_PAGES) {
+		uint64_t w = vn->pools.held[i / 64] & (~(uint64_t)0 << (i % 64));
+
+		if (w)
+			return (i & ~(size_t)63) + (size_t)__builtin_ctzll(w);
+		i = (i & ~(size_t)63) + 64;
+	}
+	return i;
+}
+
 /* The first of node vn's larger pooled areas that holds a window of pages at align on nid, the smallest pools first, or NULL. */
 static struct vmap_area *pool_above(struct vmap_node *vn, size_t pages, size_t align, unsigned nid)
 {
 	struct vmap_area *va;
 
-	for (size_t p = pages + 1; p <= VN_POOL_PAGES + 1; p++) {
-		struct vmap_pool *vp = p <= VN_POOL_PAGES ? &vn->pools.pool[p - 1] : &vn->pools.large;
+	for (size_t i = next_held(vn, pages); i <= VN_POOL_PAGES; i = next_held(vn, i + 1)) {
+		struct vmap_pool *vp = i < VN_POOL_PAGES ? &vn->pools.pool[i] : &vn->pools.large;
 		unsigned seen = 0;
 
-		if (!vp->len)
-			continue;
 		list_for_each_entry(va, &vp->head, list) {
 			if (window_fits(va, pages, align, nid))
 				return va;
