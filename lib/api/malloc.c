@@ -473,6 +473,8 @@ static uvm_always_inline void free_area_in(void *p, struct heap *h, const struct
 static uvm_noinline void free_area_first(void *p, struct heap *h) { free_area_in(p, h, &uvm__regions[0]); }
 static uvm_noinline void free_area(void *p, struct heap *h) { free_area_in(p, h, region_of((uintptr_t)p)); }
 
+static void free_heapless(void *p);
+
 /*
  * The owner's free of a small object in line; areas go through a call, so
  * that the small path, the commonest, needs no callee-saved register
@@ -507,11 +509,38 @@ uvm_entry void uvm_free(void *p)
 		free_area(p, h);
 		return;
 	}
-	free_named("free", p);
+	if (!h)
+		free_heapless(p);
+	else
+		free_named("free", p);
 }
 
 /* uvm_free itself, called from inside the library without its PLT entry. */
 extern __typeof__(uvm_free) free_here __attribute__((alias(UVM_STR(uvm_free)), visibility("hidden")));
+
+/*
+ * A free by a thread that has no heap yet: its heap is made here, as its
+ * first allocation would make it, and the free takes the hits.  A thread
+ * that only frees (a consumer of other threads' blocks, a reclaimer) took
+ * the general way on every free: the page map, the slab's checks and a
+ * shared counter's atomic add, 158 instructions a free in allocwork
+ * prodcons, whose consumers allocate nothing.  Such a thread keeps no
+ * other thread's memory: its hands stay closed until it allocates from
+ * their classes (slab.c's hand_open), and its cache takes in no other
+ * thread's areas before it allocates (heap_allocated).
+ */
+static uvm_noinline void free_heapless(void *p)
+{
+	struct heap *h;
+
+	if (p && !early_owns(p) && atomic_load_explicit(&uvm_ready, memory_order_acquire) && (h = heap_attach())) {
+		slab_hands_close(&h->slab);
+		free_here(p);
+	} else {
+		free_named("free", p);
+	}
+}
+
 
 size_t uvm_malloc_usable_size(void *p)
 {

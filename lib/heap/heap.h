@@ -83,6 +83,17 @@ static inline struct heap *heap_self(void)
 	return likely(h) ? h : heap_attach();
 }
 
+/*
+ * Whether h's thread has allocated: an area past its cache, or a slab.  A
+ * thread that only frees (heap.c) takes no other thread's areas into its
+ * cache (pcp_adopt), where it would keep them from their owners unused:
+ * allocwork prodcons -t 8, whose consumers allocate nothing, 10.3 -> 13.7
+ * MiB of peak RSS.  A thread that allocates does (stress -t 2 -s 4: 15.2
+ * MiB with a rule of areas only, where its threads' first frees come before
+ * their first area, 13.9 without).
+ */
+static inline bool heap_allocated(const struct heap *h) { return h->pcp.misses || h->pcp.allocs || h->slab.refills; }
+
 void heap_enter_slow(struct heap *h);
 
 /* Mark h busy unless it is claimed: false (and nothing held) then.  The inline hit paths, which must not call out. */

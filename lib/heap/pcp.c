@@ -935,7 +935,7 @@ bool pcp_adopt(struct heap *h, struct vmap_area *va)
 	size_t pages = va_pages(va);
 
 	/* A span is cut only where its heap is held (vnode.h): a spanning area goes home whatever the room. */
-	if (!h || !va->heap || atomic_load(&h->retired) || pages > uvm__pcp_high_max || va_spans(va))
+	if (!h || !va->heap || atomic_load(&h->retired) || pages > uvm__pcp_high_max || va_spans(va) || !heap_allocated(h))
 		return false;
 	heap_enter(h); /* room is the claimers' too (decay, uvm_purge) */
 	if (!atomic_load(&va->heap->retired) && (pages >= PCP_BIN_PAGES || h->pcp.room < pages)) {

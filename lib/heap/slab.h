@@ -123,7 +123,7 @@ enum slab_orphan { SLAB_OWNED, SLAB_ORPHAN_NEW, SLAB_ORPHAN_AGED, SLAB_ORPHAN_TR
  * the second, so they do not take the owner's line away.
  */
 struct slab {
-	struct slab_heap *fast;          /* the owner while the slab is its owner's and not full (a map class's: full too), else NULL: publish */
+	struct slab_heap *fast;          /* the owner while it has one, plus 1 while a link class's slab is full, else NULL: publish */
 	void *free;                      /* local free list, the owner's (a map class's: NULL) */
 	uintptr_t mask;                  /* from the key, the slab and its life: links are stored xor it (safe-linking), a freed object's second word holds it */
 	uintptr_t base;                  /* the slab's memory: SLAB_SIZE bytes of objects, the first at base */
@@ -185,6 +185,7 @@ struct slab_heap {
 	unsigned gc_next;                   /* the class whose hand the next refill looks at (slab.c's hand_gc) */
 	uint64_t gc_allocs[SLAB_CLASSES];   /* allocs[c] at that look, the last time */
 	uint64_t gc_idle;                   /* bit c: class c made no allocation between its last two looks */
+	uint32_t fed_allocs[SLAB_CLASSES];  /* allocs[c] when a free of another thread's object last found the hand full */
 	/*
 	 * Bit c: another thread freed into a full slab of class c of this
 	 * heap's; the next refill of the class looks at its full slabs.  The
@@ -196,6 +197,8 @@ struct slab_heap {
 _Static_assert(SLAB_CLASSES <= 64, "a class is a bit of slab_heap.woken");
 
 void slab_heap_init(struct slab_heap *h);
+/* Close h's empty hands (slab.c's hand_open): its thread's first call was a free, as a consumer's is. */
+void slab_hands_close(struct slab_heap *h);
 /* A thread that is gone leaves its slabs to others: empty ones are released, the rest orphaned. */
 void slab_heap_exit(struct slab_heap *h);
 /* Add an exited thread's counters to the process's, and clear them (the heap registry's lock held). */
@@ -500,15 +503,17 @@ void slab_release_empty(struct slab *s);
 /*
  * A free, as a leaf: p into h's hand for its class (slab_heap.mag) when p
  * is an object of a slab with a running owner, h or another thread, that
- * is neither marked free (slab_free checks those for sure) nor in a full
- * slab (list moves): SLAB_FREED.  Past a full hand, an object of h's own
- * goes onto its slab's list in line (a program freeing a structure frees
+ * is not marked free (slab_free checks those for sure): SLAB_FREED.  Past
+ * a full hand, an object of h's own slab that is not full goes onto its
+ * slab's list in line (a program freeing a structure frees
  * many in a row: that was a call and an owner test more, 30 instructions
  * a free, on every free of such a burst after the first 16): SLAB_FREED,
  * or SLAB_EMPTIED when that emptied a slab that is not the current one (the
  * caller releases it, slab_release_empty).  Another thread's object past
  * a full hand is SLAB_SEND_HOME, with its slab in *s (the caller's tail
- * call of slab_send_home sends it home).  A map class's object goes into
+ * call of slab_send_home sends it home), as is h's own of a full slab
+ * (slab_send_home lists it, which moves the slab back to the partial
+ * list).  A map class's object goes into
  * the hand as a link class's does when it is h's own and the hand has
  * room (slab_map_handable); otherwise it is SLAB_MAP, with its slab in *s
  * (the caller's tail call of slab_map_free frees it: into the map
@@ -574,10 +579,11 @@ static inline enum slab_hit slab_free_hit(struct slab_heap *h, void *p, struct s
 	const struct region *r = &uvm__regions[0];
 
 	/*
-	 * The header of p's chunk names a fast owner only while the owner runs
-	 * and the slab is not full, or is a map class's (slab.c's publish keeps
-	 * it so; slab_map_free moves a full one itself), and a chunk that is no
-	 * slab has NULL, so a relaxed load and a test are enough.  The first
+	 * The header of p's chunk names a fast owner only while the owner runs,
+	 * marked (plus 1) while a link class's slab is full, so that only an
+	 * owner's free of a slab that is not full compares equal to the owner
+	 * (slab.c's publish keeps it so); a chunk that is no slab has NULL, so a
+	 * relaxed load and a test are enough.  The first
 	 * region only, with no loop over the others, whose registers the leaf
 	 * cannot afford: a pointer in a later region takes the slow way, which
 	 * finds its slab all the same.

@@ -803,7 +803,7 @@ static void *free_it(void *p)
 	return uvm_vmalloc(5 * 4096);
 }
 
-/* free_it, from a thread that has allocated before (a thread that only frees has no heap: it keeps nothing). */
+/* free_it, from a thread that has allocated before (one whose first call is a free keeps nothing: heap_allocated). */
 static void *alloc_then_free_it(void *p)
 {
 	uvm_free(uvm_malloc(1));
@@ -839,6 +839,32 @@ Test(pcp, a_freeing_thread_keeps_another_threads_area)
 	cr_assert_eq(st.pooled_count, before.pooled_count);
 	cr_assert_eq(st.lazy_count, before.lazy_count);
 	uvm_vfree(got);
+}
+
+/* The malloc family's free_it: a thread's first free makes its heap there (malloc.c's free_heapless). */
+static void *free_it_malloc(void *p)
+{
+	uvm_free(p);
+	return uvm_malloc(5 * 4096);
+}
+
+/*
+ * A thread whose first call is a free does not keep another thread's area
+ * (heap_allocated): it goes to its owner, whose next allocation of the
+ * size gets it back.  A consumer would otherwise fill its cache with
+ * areas it never uses.
+ */
+Test(pcp, a_thread_that_only_frees_keeps_no_area)
+{
+	char *p = uvm_malloc(5 * 4096), *q, *got;
+
+	got = freed_elsewhere(p, free_it_malloc);
+	cr_assert_neq(got, p, "a thread that had only freed kept another thread's area");
+	q = uvm_malloc(5 * 4096);
+	cr_assert_eq(q, p, "the owner did not get its area back");
+	cr_assert_eq(q[0], 1, "the pages were given back on the way");
+	uvm_free(q);
+	uvm_free(got);
 }
 
 static void *free_big(void *p)

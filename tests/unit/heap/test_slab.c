@@ -612,6 +612,101 @@ Test(slab, the_freer_keeps_another_threads_objects)
 	cr_assert_eq(stats().small_allocs - stats().small_frees, 0);
 }
 
+struct only_frees {
+	void *freed[8];
+	bool had_heap, kept;
+};
+
+/* A thread whose first call is a free: its heap, and what its hand for the objects' class holds once it freed them. */
+static void *only_free(void *arg)
+{
+	struct only_frees *o = arg;
+	unsigned c = slab_of(o->freed[0])->cls;
+
+	for (int i = 0; i < 8; i++)
+		uvm_free(o->freed[i]);
+	o->had_heap = uvm__heap != NULL;
+	o->kept = o->had_heap && uvm__heap->slab.top[c] != uvm__heap->slab.mag[c];
+	return NULL;
+}
+
+/*
+ * A thread whose first call is a free gets a heap there, so that its frees
+ * take the hit's way, but keeps no other thread's objects in hand: a
+ * consumer would hold them from their owner unused.  They go home, where
+ * the owner's next mallocs take them back.
+ */
+Test(slab, a_thread_that_only_frees_sends_objects_home)
+{
+	struct only_frees o = { .had_heap = false };
+	void *back[8];
+	pthread_t t;
+
+	for (int i = 0; i < 8; i++)
+		o.freed[i] = uvm_malloc(176);
+	cr_assert_eq(pthread_create(&t, NULL, only_free, &o), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert(o.had_heap, "a thread's first free made it no heap");
+	cr_assert_not(o.kept, "a thread that only frees kept another thread's objects in hand");
+	for (int i = 0; i < 8; i++) {
+		bool known = false;
+
+		back[i] = uvm_malloc(176);
+		for (int j = 0; j < 8; j++)
+			known |= back[i] == o.freed[j];
+		cr_assert(known, "malloc %d got %p, none of the objects the other thread sent home", i, back[i]);
+	}
+	for (int i = 0; i < 8; i++)
+		uvm_free(back[i]);
+	cr_assert_eq(stats().small_allocs - stats().small_frees, 0);
+}
+
+struct full_free {
+	void *obj, *got;
+};
+
+/* Frees an object of another thread's full slab, having allocated before (its hand is open), and allocates again. */
+static void *free_full_then_allocate(void *arg)
+{
+	struct full_free *f = arg;
+
+	uvm_free(uvm_malloc(336));
+	uvm_free(f->obj);
+	f->got = uvm_malloc(336);
+	return NULL;
+}
+
+/*
+ * Another thread's object in a full slab takes the free's hit as any other
+ * does (the header's fast owner is marked, not cleared): into the freer's
+ * hand, whose next malloc takes it back.  The owner's slab stays full, its
+ * object counted live in the hand.
+ */
+Test(slab, another_threads_free_into_a_full_slab_takes_the_hit)
+{
+	enum { N = 400 };
+	static char *p[N];
+	struct full_free f;
+	struct slab *first;
+	pthread_t t;
+	unsigned i;
+
+	p[0] = uvm_malloc(336);
+	first = slab_of(p[0]);
+	for (i = 1; i < N && slab_of(p[i - 1]) == first; i++)
+		p[i] = uvm_malloc(336);
+	cr_assert_lt(i, N);
+	cr_assert(first->full);
+	f.obj = p[0];
+	cr_assert_eq(pthread_create(&t, NULL, free_full_then_allocate, &f), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(f.got, p[0], "the freeing thread did not keep an object of a full slab");
+	p[0] = f.got;
+	for (unsigned j = 0; j < i; j++)
+		uvm_free(p[j]);
+	cr_assert_eq(stats().small_allocs - stats().small_frees, 0);
+}
+
 /*
  * A slab that others freed into hands those objects out again before it
  * touches one it never used: its current slab, with room left, takes back
@@ -1015,8 +1110,8 @@ static void *orphan_one(void *arg)
 
 /*
  * A slab's header names its owner as the fast owner while the slab is its
- * owner's and not full, NULL otherwise: full, orphaned, or released.  The
- * owner's free in line trusts nothing else.
+ * owner's, marked (its low bit) while the slab is full, NULL otherwise:
+ * orphaned, or released.  The owner's free in line trusts nothing else.
  */
 Test(slab, fast_owners_follow_their_slabs)
 {
@@ -1035,14 +1130,15 @@ Test(slab, fast_owners_follow_their_slabs)
 	for (i = 1; slab_of(p[i - 1]) == first; i++) /* past the first slab's room: it goes full */
 		p[i] = uvm_malloc(272);
 	cr_assert_lt(i, N);
-	cr_assert_null(chunk_word((void *)first->base), "a full slab keeps its owner word");
+	cr_assert_eq(chunk_word((void *)first->base), (char *)me + 1, "a full slab names its owner, marked");
 	cr_assert_eq(chunk_word(p[i - 1]), me);
 	for (unsigned j = i; j < i + SLAB_MAG; j++) /* freed first: they fill the hand, so the first slab's objects go onto its list */
 		p[j] = uvm_malloc(272);
-	uvm_free(p[0]); /* the slow way: back to the partial list */
-	cr_assert_eq(chunk_word((void *)first->base), me);
 	for (unsigned j = i; j < i + SLAB_MAG; j++)
 		uvm_free(p[j]);
+	uvm_free(p[0]); /* past the full hand: onto its list, which moves the slab back to the partial list */
+	cr_assert_eq(chunk_word((void *)first->base), me);
+	cr_assert_not(first->full);
 	for (unsigned j = 1; j < i - 1; j++)
 		uvm_free(p[j]);
 	cr_assert_null(chunk_word((void *)first->base), "a released slab keeps its owner word");
