@@ -380,15 +380,16 @@ static unsigned hand_room(unsigned c)
 }
 
 /*
- * A hand keeps objects for its thread's next mallocs of the class, so it
- * is open only to a thread that allocates from the class: closed (no
- * room) when it fills with other threads' objects and none is taken back
- * (slab_send_home), or in a heap made by a free (slab_hands_close), and
- * opened by the class's next slow-path allocation.  A thread that frees
- * what others allocate (a consumer) then sends their objects home, where
- * its hands held them from their owners: allocwork prodcons -t 8, with
- * heaps for such threads (malloc.c's free_heapless), 11.0 MiB of peak RSS
- * with open hands, 10.6 closed (10.2 with no heaps).
+ * A hand keeps objects for its thread's next mallocs of the class: in a
+ * heap made by a free (a consumer's, malloc.c's free_heapless) it is
+ * closed (no room, slab_hands_close) until the thread allocates from the
+ * class, opened by that class's slow-path allocation.  A thread that frees
+ * what others allocate then sends their objects home, where its hands
+ * held them from their owners: allocwork prodcons -t 8, 11.0 MiB of peak
+ * RSS with open hands, 10.6 closed (10.2 with no heaps).  Closing as well
+ * a hand that fills with other threads' objects while its thread takes
+ * none back cost allocwork stress -t 2 a quarter more page faults (the
+ * freers carved fresh objects instead) and saved prodcons nothing.
  */
 static void hand_open(struct slab_heap *h, unsigned c) { h->hand_end[c] = h->mag[c] + hand_room(c); }
 
@@ -911,35 +912,18 @@ static void hand_flush(struct slab_heap *h, unsigned c)
  * cost allocwork refill, whose deletes of two thirds of its values
  * overflow every hand, 9 % more instructions (170 M against 156 M, with
  * hands of 16); after such a burst the hand still holds recent objects,
- * and the slabs' lists the rest, newest first.
+ * and the slabs' lists the rest, newest first.  The owner's own object of
+ * a full slab past a full hand comes here too (publish's mark): onto its
+ * list, which moves the slab back to the partial list.
  */
-static void send_home_counted(struct slab_heap *h, struct slab *s, void *p)
+uvm_noinline void slab_send_home(struct slab_heap *h, struct slab *s, void *p)
 {
 	unsigned c = s->cls; /* read before the push, after which s may be released (send_home) */
 
 	if (!slab_map_class(c))
 		((uintptr_t *)p)[1] = s->mask;
-	send_home(s, p);
 	h->frees[c]++;
-}
-
-uvm_noinline void slab_send_home(struct slab_heap *h, struct slab *s, void *p)
-{
-	unsigned c = s->cls;
-
-	if (atomic_load_explicit(&s->owner, memory_order_relaxed) == h) {
-		((uintptr_t *)p)[1] = s->mask;
-		h->frees[c]++;
-		list_local(h, s, p); /* s was full (its fast owner marked, publish): back onto the partial list */
-		return;
-	}
-	/* A full hand that no malloc of the class drew from since it was last found full: closed (hand_open). */
-	if (h->top[c] != h->mag[c] && h->fed_allocs[c] == (uint32_t)h->allocs[c]) {
-		hand_flush(h, c);
-		h->hand_end[c] = h->mag[c];
-	}
-	h->fed_allocs[c] = (uint32_t)h->allocs[c];
-	send_home_counted(h, s, p);
+	put_back(h, s, p);
 }
 
 void slab_map_free(struct slab_heap *h, struct slab *s, void *p)
@@ -950,7 +934,7 @@ void slab_map_free(struct slab_heap *h, struct slab *s, void *p)
 	if (__atomic_load_n(&s->fast, __ATOMIC_RELAXED) != h) {
 		if (slab_map_in_hand(s, p))
 			double_free(p);
-		send_home_counted(h, s, p);
+		slab_send_home(h, s, p);
 		return;
 	}
 	/* The owner's map, read only once h knows it is s's owner. */

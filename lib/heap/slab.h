@@ -185,7 +185,6 @@ struct slab_heap {
 	unsigned gc_next;                   /* the class whose hand the next refill looks at (slab.c's hand_gc) */
 	uint64_t gc_allocs[SLAB_CLASSES];   /* allocs[c] at that look, the last time */
 	uint64_t gc_idle;                   /* bit c: class c made no allocation between its last two looks */
-	uint32_t fed_allocs[SLAB_CLASSES];  /* allocs[c] when a free of another thread's object last found the hand full */
 	/*
 	 * Bit c: another thread freed into a full slab of class c of this
 	 * heap's; the next refill of the class looks at its full slabs.  The
