@@ -841,6 +841,28 @@ Test(pcp, a_freeing_thread_keeps_another_threads_area)
 	uvm_vfree(got);
 }
 
+/*
+ * p (5 pages, its first byte 1), freed by another thread that allocated
+ * got after: the owner's next allocation of the size (uvm_vmalloc's, with
+ * api; else malloc's) gets it back with its pages.  Both are freed.
+ */
+static void back_home(char *p, char *got, bool api, const char *kept)
+{
+	char *q;
+
+	cr_assert_neq(got, p, "%s", kept);
+	q = api ? uvm_vmalloc(5 * 4096) : uvm_malloc(5 * 4096);
+	cr_assert_eq(q, p, "the owner did not get its area back");
+	cr_assert_eq(q[0], 1, "the pages were given back on the way");
+	if (api) {
+		uvm_vfree(q);
+		uvm_vfree(got);
+	} else {
+		uvm_free(q);
+		uvm_free(got);
+	}
+}
+
 /* The malloc family's free_it: a thread's first free makes its heap there (malloc.c's free_heapless). */
 static void *free_it_malloc(void *p)
 {
@@ -856,15 +878,9 @@ static void *free_it_malloc(void *p)
  */
 Test(pcp, a_thread_that_only_frees_keeps_no_area)
 {
-	char *p = uvm_malloc(5 * 4096), *q, *got;
+	char *p = uvm_malloc(5 * 4096);
 
-	got = freed_elsewhere(p, free_it_malloc);
-	cr_assert_neq(got, p, "a thread that had only freed kept another thread's area");
-	q = uvm_malloc(5 * 4096);
-	cr_assert_eq(q, p, "the owner did not get its area back");
-	cr_assert_eq(q[0], 1, "the pages were given back on the way");
-	uvm_free(q);
-	uvm_free(got);
+	back_home(p, freed_elsewhere(p, free_it_malloc), false, "a thread that had only freed kept another thread's area");
 }
 
 static void *free_big(void *p)
@@ -907,17 +923,12 @@ static void default_caches(void) { cr_assert_eq(uvm_option_set("UVM_PCP_HIGH", 4
  */
 Test(pcp, a_full_cache_sends_the_area_to_its_owner)
 {
-	char *p = uvm_vmalloc(5 * 4096), *q, *got;
+	char *p = uvm_vmalloc(5 * 4096), *got;
 
 	small_caches();
 	got = freed_elsewhere(p, alloc_then_free_it);
 	default_caches();
-	cr_assert_neq(got, p, "the freeing thread kept an area it had no room for");
-	q = uvm_vmalloc(5 * 4096);
-	cr_assert_eq(q, p, "the owner did not get its area back");
-	cr_assert_eq(q[0], 1, "the pages were given back on the way");
-	uvm_vfree(q);
-	uvm_vfree(got);
+	back_home(p, got, true, "the freeing thread kept an area it had no room for");
 }
 
 static pthread_barrier_t handed;

@@ -661,6 +661,21 @@ Test(slab, a_thread_that_only_frees_sends_objects_home)
 	cr_assert_eq(stats().small_allocs - stats().small_frees, 0);
 }
 
+/* Objects of size bytes into p (room for n) until one lies past the first one's slab, which is full then: how many. */
+static unsigned fill_a_slab(char **p, unsigned n, size_t size)
+{
+	struct slab *first;
+	unsigned i;
+
+	p[0] = uvm_malloc(size);
+	first = slab_of(p[0]);
+	for (i = 1; i < n && slab_of(p[i - 1]) == first; i++)
+		p[i] = uvm_malloc(size);
+	cr_assert_lt(i, n);
+	cr_assert(first->full, "the first slab's %u objects are all out", first->room);
+	return i;
+}
+
 struct full_free {
 	void *obj, *got;
 };
@@ -687,16 +702,9 @@ Test(slab, another_threads_free_into_a_full_slab_takes_the_hit)
 	enum { N = 400 };
 	static char *p[N];
 	struct full_free f;
-	struct slab *first;
 	pthread_t t;
-	unsigned i;
+	unsigned i = fill_a_slab(p, N, 336);
 
-	p[0] = uvm_malloc(336);
-	first = slab_of(p[0]);
-	for (i = 1; i < N && slab_of(p[i - 1]) == first; i++)
-		p[i] = uvm_malloc(336);
-	cr_assert_lt(i, N);
-	cr_assert(first->full);
 	f.obj = p[0];
 	cr_assert_eq(pthread_create(&t, NULL, free_full_then_allocate, &f), 0);
 	cr_assert_eq(pthread_join(t, NULL), 0);
@@ -1159,15 +1167,9 @@ Test(slab, map_class_full_slabs_keep_their_fast_owner, .init = map_classes_on)
 {
 	enum { N = 64 };
 	static char *p[N];
-	struct slab *first;
-	unsigned i;
+	unsigned i = fill_a_slab(p, N, 8000);
+	struct slab *first = slab_of(p[0]);
 
-	p[0] = uvm_malloc(8000);
-	first = slab_of(p[0]);
-	for (i = 1; i < N && slab_of(p[i - 1]) == first; i++)
-		p[i] = uvm_malloc(8000);
-	cr_assert_lt(i, N);
-	cr_assert(first->full, "the first slab's %u objects are all out", first->room);
 	cr_assert_eq(chunk_word(p[0]), &uvm__heap->slab, "a map class's full slab keeps its owner word");
 	/* Into the hand while it has room (the slab stays full), past it into the map. */
 	struct slab_heap *h = &uvm__heap->slab;
