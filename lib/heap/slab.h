@@ -504,19 +504,19 @@ void slab_release_empty(struct slab *s);
  * is an object of a slab with a running owner, h or another thread, that
  * is not marked free (slab_free checks those for sure): SLAB_FREED.  Past
  * a full hand, an object of h's own slab that is not full goes onto its
- * slab's list in line (a program freeing a structure frees
- * many in a row: that was a call and an owner test more, 30 instructions
- * a free, on every free of such a burst after the first 16): SLAB_FREED,
- * or SLAB_EMPTIED when that emptied a slab that is not the current one (the
+ * slab's list in line (a program freeing a structure frees many in a row:
+ * that was a call and an owner test more, 30 instructions a free, on
+ * every free of such a burst after the first 16): SLAB_FREED, or
+ * SLAB_EMPTIED when that emptied a slab that is not the current one (the
  * caller releases it, slab_release_empty).  Another thread's object past
  * a full hand is SLAB_SEND_HOME, with its slab in *s (the caller's tail
  * call of slab_send_home sends it home), as is h's own of a full slab
  * (slab_send_home lists it, which moves the slab back to the partial
- * list).  A map class's object goes into
- * the hand as a link class's does when it is h's own and the hand has
- * room (slab_map_handable); otherwise it is SLAB_MAP, with its slab in *s
- * (the caller's tail call of slab_map_free frees it: into the map
- * unwritten, or home).  SLAB_NOT_MINE (nothing done):
+ * list).  A map class's object goes into the hand as a link class's does
+ * when it is h's own and the hand has room (slab_map_handable); otherwise
+ * it is SLAB_MAP, with its slab in *s (the caller's tail call of
+ * slab_map_free frees it: into the map unwritten, or home).
+ * SLAB_NOT_MINE (nothing done):
  * slab_free decides; SLAB_AREA the same, p known to lie in the first
  * region in a chunk with no fast owner (an area's, most often: the
  * caller's area free starts from that region).  Not the slab itself: the
@@ -581,11 +581,11 @@ static inline enum slab_hit slab_free_hit(struct slab_heap *h, void *p, struct s
 	 * The header of p's chunk names a fast owner only while the owner runs,
 	 * marked (plus 1) while a link class's slab is full, so that only an
 	 * owner's free of a slab that is not full compares equal to the owner
-	 * (slab.c's publish keeps it so); a chunk that is no slab has NULL, so a
-	 * relaxed load and a test are enough.  The first
-	 * region only, with no loop over the others, whose registers the leaf
-	 * cannot afford: a pointer in a later region takes the slow way, which
-	 * finds its slab all the same.
+	 * (slab.c's publish keeps it so); a chunk that is no slab has NULL, so
+	 * a relaxed load and a test are enough.  The first region only, with no
+	 * loop over the others, whose registers the leaf cannot afford: a
+	 * pointer in a later region takes the slow way, which finds its slab
+	 * all the same.
 	 */
 	if (a - r->base >= r->size)
 		return SLAB_NOT_MINE;
