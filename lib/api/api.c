@@ -89,7 +89,7 @@ static uvm_noinline void *alloc_profiled(size_t size, size_t align, int zero, in
 
 static inline void *api_alloc(size_t size, size_t align, int zero, int node, bool huge, const void *caller)
 {
-	struct heap *h = prof_heap();
+	struct heap *h = heap_when_ready();
 
 	if (h && prof_due(h, size))
 		return alloc_profiled(size, align, zero, node, huge, caller);

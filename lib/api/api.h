@@ -32,11 +32,13 @@ static __attribute__((noinline, cold, unused)) void *fail(int err)
 }
 
 /*
- * The heap whose profile countdown an allocation charges (prof.h): the
- * thread's, made now on its first allocation (so that it may be sampled
- * too), NULL before set-up or past the thread's exit.
+ * The calling thread's heap, made now if it has none once set-up is done;
+ * NULL before set-up or past the thread's exit.  An allocation's (whose
+ * profile countdown it charges, prof.h: the first allocation may be
+ * sampled too) and a free's by a thread that has no heap yet (malloc.c's
+ * free_heapless).
  */
-static inline struct heap *prof_heap(void)
+static inline struct heap *heap_when_ready(void)
 {
 	struct heap *h = uvm__heap;
 

@@ -166,7 +166,7 @@ static uvm_noinline void *alloc_profiled(size_t size, size_t align, int zero, co
 
 static inline void *alloc(size_t size, size_t align, int zero, const void *caller)
 {
-	struct heap *h = prof_heap();
+	struct heap *h = heap_when_ready();
 
 	if (h && prof_due(h, size))
 		return alloc_profiled(size, align, zero, caller);
@@ -533,14 +533,13 @@ static uvm_noinline void free_heapless(void *p)
 {
 	struct heap *h;
 
-	if (p && !early_owns(p) && atomic_load_explicit(&uvm_ready, memory_order_acquire) && (h = heap_attach())) {
+	if (p && !early_owns(p) && (h = heap_when_ready())) {
 		slab_hands_close(&h->slab);
 		free_here(p);
 	} else {
 		free_named("free", p);
 	}
 }
-
 
 size_t uvm_malloc_usable_size(void *p)
 {

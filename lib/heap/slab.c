@@ -396,8 +396,7 @@ static void hand_open(struct slab_heap *h, unsigned c) { h->hand_end[c] = h->mag
 void slab_hands_close(struct slab_heap *h)
 {
 	for (unsigned c = 0; c < NCLASS; c++)
-		if (h->top[c] == h->mag[c])
-			h->hand_end[c] = h->mag[c];
+		h->hand_end[c] = h->mag[c];
 }
 
 void slab_heap_init(struct slab_heap *h)

@@ -196,7 +196,7 @@ struct slab_heap {
 _Static_assert(SLAB_CLASSES <= 64, "a class is a bit of slab_heap.woken");
 
 void slab_heap_init(struct slab_heap *h);
-/* Close h's empty hands (slab.c's hand_open): its thread's first call was a free, as a consumer's is. */
+/* Close the hands of h, a heap just made (its hands empty): its thread's first call was a free, as a consumer's is (slab.c's hand_open). */
 void slab_hands_close(struct slab_heap *h);
 /* A thread that is gone leaves its slabs to others: empty ones are released, the rest orphaned. */
 void slab_heap_exit(struct slab_heap *h);
