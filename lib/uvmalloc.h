@@ -68,7 +68,7 @@ UVM_API void *uvm_vrealloc(void *p, size_t size);
 UVM_API void uvm_vfree(void *p);
 /*
  * Usable bytes of the area that starts at p, guard excluded: its size
- * rounded up to pages, or up to an eighth more (a page at least) when a
+ * rounded up to pages, or up to an eighth more (four pages at least) when a
  * cached area that much larger served it whole; 0 for NULL.
  */
 UVM_API size_t uvm_vsize(const void *p);

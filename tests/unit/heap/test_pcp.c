@@ -205,16 +205,17 @@ Test(pcp, a_fragmented_caches_miss_joins_one_run)
 	}
 	before = stats();
 	cr_assert_eq(before.cached_count, 2 * N, "bin-sized neighbours were joined when freed");
-	big = uvm_vmalloc(11 * 4096); /* 12 pages: larger than any cached area */
+	cr_assert_eq(pcp_whole_max(11), 15, "the test's sizes assume four pages more at most");
+	big = uvm_vmalloc(10 * 4096); /* 11 pages: larger than any cached area, and a run of 16 is more than it takes whole */
 	st = stats();
 	/* The hottest 6-page area with followers enough: b[N - 1] has none, b[N - 2] has a[N - 1] and b[N - 1] (16 pages). */
 	cr_assert_eq(big, b[N - 2], "the run of the hottest area with followers enough did not serve the miss");
 	cr_assert_eq(st.cache_hits, before.cache_hits + 1);
 	cr_assert_eq(st.cache_misses, before.cache_misses);
-	cr_assert_eq(st.cached_count, 2 * N - 3 + 1, "three areas joined, the run's 4-page tail cached, the rest as they were");
-	cr_assert_eq(st.cached_bytes, before.cached_bytes - 12 * 4096);
-	memset(big, 1, 11 * 4096);
-	cr_assert_eq(uvm_vmalloc(3 * 4096), big + 12 * 4096, "the run's tail is the hottest 4-page area");
+	cr_assert_eq(st.cached_count, 2 * N - 3 + 1, "three areas joined, the run's 5-page tail cached, the rest as they were");
+	cr_assert_eq(st.cached_bytes, before.cached_bytes - 11 * 4096);
+	memset(big, 1, 10 * 4096);
+	cr_assert_eq(uvm_vmalloc(4 * 4096), big + 11 * 4096, "the run's tail is not the 5-page area");
 	for (int i = 0; i < N - 1; i++)
 		cr_assert_eq(uvm_vmalloc(3 * 4096), a[N - 2 - i], "a 4-page area lost its size");
 	uvm_vfree(big);
@@ -1409,6 +1410,33 @@ Test(pcp, an_area_an_eighth_larger_is_handed_out_whole_in_line)
 	cr_assert_eq(uvm_vsize(r), 59 * 4096, "not trimmed to size");
 	cr_assert_eq(uvm__heap->pcp.hits, slow_hits + 1, "not the slow way's");
 	cr_assert_eq(stats().cached_bytes, 9 * 4096, "the tail is not cached");
+	uvm_vfree(r);
+	uvm_vfree(q);
+	uvm_vfree(fence);
+}
+
+/*
+ * A small request takes a cached area up to four pages larger whole, where
+ * an eighth is less than that: a shorter tail cut off would serve only the
+ * smallest areas (malloc's blocks of 4, 8 and 12 KiB), and a program of
+ * random sizes piled such tails up in its cache.  A larger one is trimmed.
+ */
+Test(pcp, a_small_request_takes_an_area_up_to_four_pages_larger_whole)
+{
+	char *p = uvm_vmalloc(5 * 4096), *fence = uvm_vmalloc(4096), *q, *r;
+
+	cr_assert_eq(pcp_whole_max(2), 6, "the test's sizes assume four pages more");
+	uvm_vfree(p); /* 6 pages with the guard */
+	q = uvm_vmalloc(4096); /* 2 pages */
+	cr_assert_eq(q, p, "the cached area was not used");
+	cr_assert_eq(uvm_vsize(q), 5 * 4096, "a tail of four pages was cut off");
+	cr_assert_eq(stats().cached_bytes, 0);
+	p = uvm_vmalloc(6 * 4096); /* 7 pages: five more than 2 */
+	uvm_vfree(p);
+	r = uvm_vmalloc(4096);
+	cr_assert_eq(r, p, "the cached area was not used");
+	cr_assert_eq(uvm_vsize(r), 4096, "an area five pages larger was not trimmed");
+	cr_assert_eq(stats().cached_bytes, 5 * 4096, "the tail is not cached");
 	uvm_vfree(r);
 	uvm_vfree(q);
 	uvm_vfree(fence);

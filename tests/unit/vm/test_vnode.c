@@ -149,7 +149,7 @@ static void *split_and_join(void *arg)
 
 		if (!p[k])
 			continue;
-		/* A cached area up to an eighth larger is handed out whole (pcp_whole_max): a block may have that more. */
+		/* A cached area up to an eighth larger (four pages at least) is handed out whole (pcp_whole_max): a block may have that more. */
 		l->bad += !vn_busy_lookup((uintptr_t)p[k], &va) || va.va_start != (uintptr_t)p[k] ||
 			  va.va_end < va.va_start + size[k] + 4096 ||
 			  va.va_end > va.va_start + pcp_whole_max(size[k] / 4096 + 1) * 4096 ||
