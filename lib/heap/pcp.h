@@ -238,7 +238,7 @@ static inline size_t pcp_whole_max(size_t pages)
 {
 	if (pages >= PCP_BIN_PAGES)
 		return pages + 1;
-	return pages + 1 + (pages >= 24 ? pages >> 3 : 3);
+	return pages + 1 + (pages >> 3 > 3 ? pages >> 3 : 3);
 }
 
 /* A bin's in-line frees, all time, modulo 2^64 (pcp_list.spent). */
