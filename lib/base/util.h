@@ -76,6 +76,22 @@ static inline size_t bytes_to_pages(size_t bytes) { return (bytes + UVM_PAGE_SIZ
 /* fls(): index of the highest set bit, 1-based; fls(0) == 0 (as the kernel's). */
 static inline unsigned fls_ul(unsigned long x) { return x ? (unsigned)(64 - __builtin_clzl(x)) : 0; }
 
+/* The first bit set in the bitmap map (64-bit words) from bit i on, or n when none lies below bit n. */
+static inline size_t bitmap_next(const uint64_t *map, size_t i, size_t n)
+{
+	while (i < n) {
+		uint64_t w = map[i / 64] & (~(uint64_t)0 << (i % 64));
+
+		if (w) {
+			size_t b = (i & ~(size_t)63) + (size_t)__builtin_ctzll(w);
+
+			return b < n ? b : n;
+		}
+		i = (i & ~(size_t)63) + 64;
+	}
+	return n;
+}
+
 /* ---------------------------------------------------------------- lists */
 
 struct list_head {

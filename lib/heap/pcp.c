@@ -232,15 +232,9 @@ static struct vmap_area *take_fit(struct pcp *p, struct pcp_list *l, size_t page
 /* The next non-empty bin from bin i on, or PCP_BIN_PAGES; the stale bits it passes are cleared. */
 static unsigned next_bin(struct pcp *p, struct pcp_node *n, unsigned i)
 {
-	while (i < PCP_BIN_PAGES) {
-		uint64_t w = n->binmap[i / 64] & (~0ull << (i % 64));
-		unsigned b;
+	unsigned b;
 
-		if (!w) {
-			i = (i & ~63u) + 64;
-			continue;
-		}
-		b = (i & ~63u) + (unsigned)__builtin_ctzll(w);
+	while ((b = (unsigned)bitmap_next(n->binmap, i, PCP_BIN_PAGES)) < PCP_BIN_PAGES) {
 		if (!list_empty(&n->lists[b].head))
 			return b;
 		unmark_bin(p, n, b);

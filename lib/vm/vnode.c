@@ -795,17 +795,7 @@ static void pool_cut_off(struct vmap_node *vn, struct vmap_area *va, uintptr_t a
 }
 
 /* The first pool of vn from pool[i] on (VN_POOL_PAGES: large) that holds an area, or past VN_POOL_PAGES (pools.lock held). */
-static size_t next_held(const struct vmap_node *vn, size_t i)
-{
-	while (i <= VN_POOL_PAGES) {
-		uint64_t w = vn->pools.held[i / 64] & (~(uint64_t)0 << (i % 64));
-
-		if (w)
-			return (i & ~(size_t)63) + (size_t)__builtin_ctzll(w);
-		i = (i & ~(size_t)63) + 64;
-	}
-	return i;
-}
+static size_t next_held(const struct vmap_node *vn, size_t i) { return bitmap_next(vn->pools.held, i, VN_POOL_PAGES + 1); }
 
 /* The first of node vn's larger pooled areas that holds a window of pages at align on nid, the smallest pools first, or NULL. */
 static struct vmap_area *pool_above(struct vmap_node *vn, size_t pages, size_t align, unsigned nid)
