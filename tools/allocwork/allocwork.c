@@ -50,13 +50,20 @@ void work_sum(struct work_result *r, const void *lanes, long n, size_t stride)
 	}
 }
 
-void work_lanes(const struct work_args *a, struct work_result *r, size_t lane_size, void *(*fn)(void *), uint64_t seed,
-		long rounds)
+void *work_lanes_alloc(long n, size_t lane_size)
 {
-	char *lanes = calloc((size_t)a->threads, lane_size);
+	void *lanes = aligned_alloc(64, (size_t)n * lane_size);
 
 	if (!lanes)
 		abort();
+	return memset(lanes, 0, (size_t)n * lane_size);
+}
+
+void work_lanes(const struct work_args *a, struct work_result *r, size_t lane_size, void *(*fn)(void *), uint64_t seed,
+		long rounds)
+{
+	char *lanes = work_lanes_alloc(a->threads, lane_size);
+
 	for (long i = 0; i < a->threads; i++) {
 		struct work_lane *l = (struct work_lane *)(lanes + (size_t)i * lane_size);
 

@@ -71,12 +71,12 @@ static void *round_of(void *arg)
 
 static void run(const struct work_args *a, struct work_result *r)
 {
-	struct work_lane *lanes = calloc((size_t)a->threads, sizeof(*lanes));
+	struct work_lane *lanes = work_lanes_alloc(a->threads, sizeof(*lanes));
 
 	nslots = SLOTS_PER_THREAD * a->threads;
 	write_all = a->write_all;
 	slots = calloc((size_t)nslots, sizeof(*slots));
-	if (!lanes || !slots)
+	if (!slots)
 		abort();
 	for (long i = 0; i < a->threads; i++)
 		lanes[i].rng = 0xd1b54a32d192ed03ull * (uint64_t)(i + 1);

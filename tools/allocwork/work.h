@@ -49,12 +49,20 @@ int work_threads(long n, void *(*fn)(void *), void *ctx, size_t stride);
 /* Adds up n lanes' results: structs stride bytes apart, each starting with its struct work_result. */
 void work_sum(struct work_result *r, const void *lanes, long n, size_t stride);
 
-/* What a workload's per-thread lane starts with; work_lanes fills it in. */
+/*
+ * What a workload's per-thread lane starts with; work_lanes fills it in.
+ * A cache line of its own (work_lanes_alloc): each thread writes its
+ * counters and random state on every operation, and lanes 48 bytes apart
+ * shared lines, so two threads' operations took turns holding them.
+ */
 struct work_lane {
-	struct work_result res;
+	_Alignas(64) struct work_result res;
 	uint64_t rng; /* the lane's random stream: seed * (lane + 1) */
 	long rounds;  /* the workload's unit of work times -s */
 };
+
+/* n zeroed lanes of lane_size bytes (a multiple of 64, as any struct that starts with a work_lane), 64-byte aligned; aborts when out of memory. */
+void *work_lanes_alloc(long n, size_t lane_size);
 
 /* Runs fn on a->threads zeroed lanes of lane_size bytes, each starting with a struct work_lane, and sums them into r. */
 void work_lanes(const struct work_args *a, struct work_result *r, size_t lane_size, void *(*fn)(void *), uint64_t seed,
