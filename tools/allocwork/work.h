@@ -61,7 +61,10 @@ struct work_lane {
 	long rounds;  /* the workload's unit of work times -s */
 };
 
-/* n zeroed lanes of lane_size bytes (a multiple of 64, as any struct that starts with a work_lane), 64-byte aligned; aborts when out of memory. */
+/*
+ * n zeroed lanes of lane_size bytes (a multiple of 64, as any struct that
+ * starts with a work_lane), 64-byte aligned; aborts when out of memory.
+ */
 void *work_lanes_alloc(long n, size_t lane_size);
 
 /* Runs fn on a->threads zeroed lanes of lane_size bytes, each starting with a struct work_lane, and sums them into r. */
