@@ -368,6 +368,17 @@ static uvm_noinline void free_foreign(struct heap *h, struct vmap_area *va)
 		purge_free_lazily(&one);
 }
 
+void area_free_lazily(struct vmap_area *va)
+{
+	LIST_HEAD(one);
+
+	va->cache = NULL;
+	atomic_store_explicit(&va->live, 0, memory_order_release);
+	pcp_count_free(uvm__heap, va_pages(va));
+	list_add(&va->list, &one);
+	purge_free_lazily(&one);
+}
+
 void area_free(struct vmap_area *va)
 {
 	struct heap *h = uvm__heap;

@@ -300,6 +300,13 @@ bool area_free_own_list(struct heap *h, struct vmap_area *va);
 size_t area_reclaim_and_purge(void);
 /* Free an area area_take returned: to the thread's cache, its owner's inbox, or the node's lazy list. */
 void area_free(struct vmap_area *va);
+/*
+ * Free an area area_take returned that no running thread's working set
+ * holds, the calling thread's included: onto its node's lazy list, still
+ * backed, where any thread's miss of its shape may take it until the next
+ * purge (slab.c's release_orphan says why).
+ */
+void area_free_lazily(struct vmap_area *va);
 /* The live area that starts at addr, made not live (free's first step); NULL if none. */
 struct vmap_area *area_take(uintptr_t addr);
 /* The live area that starts at addr, or NULL. */

@@ -21,7 +21,8 @@
  * (slab_map_class).
  * An empty slab goes back to the area caches, and from there to pools and
  * the kernel.  Slabs of an exited thread are orphaned and adopted by the
- * next thread that needs a slab of that class.  A thread past its exit (a
+ * next thread that needs a slab of that class; one that other threads'
+ * frees empty first goes to the node's lazy list.  A thread past its exit (a
  * late destructor of the program's) allocates from one shared slab heap
  * under a lock.
  */

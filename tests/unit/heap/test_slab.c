@@ -808,6 +808,32 @@ Test(slab, orphans_emptied_by_remote_frees_are_released)
 }
 
 /*
+ * An orphan emptied by another thread's frees goes to the node lazily, not
+ * into the freeing thread's cache: it was no part of that thread's working
+ * set, and any thread's slab miss may take it until the next purge.
+ */
+Test(slab, an_emptied_orphan_goes_lazily_not_into_the_freers_cache)
+{
+	pthread_t t;
+	struct uvm_stats before, after;
+	uint64_t released;
+
+	my_carved(); /* this thread's heap made: its cache could take areas in */
+	cr_assert_eq(pthread_create(&t, NULL, alloc_and_exit, NULL), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	before = stats();
+	for (int i = 0; i < XN; i++)
+		uvm_free(handed[i]);
+	after = stats();
+	released = before.slabs - after.slabs;
+	cr_assert_geq(released, XN * 48 / (64 << 10), "only %lu orphans were released", (unsigned long)released);
+	cr_assert_eq(after.cached_count, before.cached_count, "the freeing thread's cache took %ld of the orphans' areas",
+		     (long)(after.cached_count - before.cached_count));
+	cr_assert_geq(after.lazy_bytes + after.purged_bytes - before.lazy_bytes - before.purged_bytes, released << 16,
+		      "the released orphans' areas are not on the lazy lists (or purged from them)");
+}
+
+/*
  * Orphans freed into, adopted and released at once: makers exit with live
  * objects, two freers return them from both ends while an adopter allocates
  * the same class.  Every slab must end released or owned, never lost or
