@@ -350,10 +350,20 @@ void area_repark(struct heap *h, struct vmap_area *va)
  * purge while they fault fresh ranges in); one no heap owns (no caches),
  * lazily to the node.
  */
-static uvm_noinline void free_foreign(struct heap *h, struct vmap_area *va)
+/* va, in no cache now, to its node: into a pool still backed, else onto its lazy list. */
+static void to_node(struct vmap_area *va, bool backed)
 {
 	LIST_HEAD(one);
 
+	list_add(&va->list, &one);
+	if (backed)
+		purge_free_backed(&one);
+	else
+		purge_free_lazily(&one);
+}
+
+static uvm_noinline void free_foreign(struct heap *h, struct vmap_area *va)
+{
 	va->cache = NULL; /* in no cache: the inbox's areas are not to be merged */
 	atomic_store_explicit(&va->live, 0, memory_order_release); /* only now: VA_FREEING */
 	if (pcp_adopt(h, va))
@@ -361,28 +371,20 @@ static uvm_noinline void free_foreign(struct heap *h, struct vmap_area *va)
 	pcp_count_free(h, va_pages(va));
 	if (va->heap && pcp_give_back(va))
 		return;
-	list_add(&va->list, &one);
-	if (va->heap)
-		purge_free_backed(&one);
-	else
-		purge_free_lazily(&one);
+	to_node(va, va->heap != NULL);
 }
 
 void area_free_lazily(struct vmap_area *va)
 {
-	LIST_HEAD(one);
-
 	va->cache = NULL;
-	atomic_store_explicit(&va->live, 0, memory_order_release);
+	atomic_store_explicit(&va->live, 0, memory_order_release); /* after the cache: free_foreign's order */
 	pcp_count_free(uvm__heap, va_pages(va));
-	list_add(&va->list, &one);
-	purge_free_lazily(&one);
+	to_node(va, false);
 }
 
 void area_free(struct vmap_area *va)
 {
 	struct heap *h = uvm__heap;
-	LIST_HEAD(one);
 
 	if (unlikely(!h || va->heap != h)) {
 		free_foreign(h, va);
@@ -391,8 +393,7 @@ void area_free(struct vmap_area *va)
 	if (likely(pcp_put(h, va)))
 		return;
 	va->cache = NULL;
-	list_add(&va->list, &one);
-	purge_free_lazily(&one);
+	to_node(va, false);
 }
 
 /*
